@@ -1,0 +1,1 @@
+"""SQLAlchemy Core table definitions for the API (``api``) and cell (``cell``) databases."""
