@@ -1,0 +1,31 @@
+"""Configuration through oslo.config with Nova's option names and groups.
+
+No module-level global: :func:`make_config` returns a fresh ``ConfigOpts`` that the composition
+roots (``openkeel.cmd``) pass to everything they build.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from oslo_config import cfg
+
+from openkeel.conf import api, database, default, quota, services
+
+
+def make_config(
+    args: Sequence[str] = (), config_files: Sequence[str] = (), overrides: dict[str, object] | None = None
+) -> cfg.ConfigOpts:
+    """A ConfigOpts with every OpenKeel option registered, parsed from ``config_files``.
+
+    ``overrides`` maps ``"group.option"`` (or ``"option"`` for DEFAULT) to a value.
+    """
+    conf = cfg.ConfigOpts()
+    for module in (default, api, database, quota, services):
+        module.register(conf)
+    conf(list(args), project="openkeel", default_config_files=list(config_files),
+         validate_default_values=True)
+    for dotted, value in (overrides or {}).items():
+        group, _, name = dotted.rpartition(".")
+        conf.set_override(name, value, group=group or None)
+    return conf

@@ -1,0 +1,1 @@
+"""Pure domain layer: entities, state tables, errors. Imports nothing from the project."""
