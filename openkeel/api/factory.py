@@ -1,0 +1,46 @@
+"""Builds the compute API ASGI app from settings: routes, auth, policy, databases."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+from oslo_config import cfg
+
+from openkeel.api import resources
+from openkeel.api.app import ComputeApiApp
+from openkeel.api.auth import Authenticator, NoAuth
+from openkeel.api.policy import PolicyEnforcer
+from openkeel.api.routing import RouteTable
+from openkeel.api.services import ApiServices
+
+
+def build_routes() -> RouteTable:
+    """Every resource's routes, discovered from ``openkeel.api.resources``."""
+    table = RouteTable()
+    for info in sorted(pkgutil.iter_modules(resources.__path__), key=lambda m: m.name):
+        if info.ispkg:
+            module = importlib.import_module(f"{resources.__name__}.{info.name}.routes")
+            module.register(table)
+    return table
+
+
+def build_authenticator(conf: cfg.ConfigOpts) -> Authenticator:
+    """NoAuth or Keystone token validation, per ``[api] auth_strategy``."""
+    if conf.api.auth_strategy == "noauth2":
+        return NoAuth()
+    from openkeel.api.keystone import KeystoneAuth
+
+    return KeystoneAuth(conf)
+
+
+def build_api_app(services: ApiServices) -> ComputeApiApp:
+    """The ASGI app serving /, /v2 and /v2.1."""
+    conf = services.conf
+    return ComputeApiApp(
+        routes=build_routes(),
+        authenticator=build_authenticator(conf),
+        enforcer=PolicyEnforcer(conf),
+        services=services,
+        workers=conf.wsgi.default_pool_size,
+    )

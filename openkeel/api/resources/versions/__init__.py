@@ -1,0 +1,1 @@
+"""``GET /versions/{id}`` inside the versioned router."""

@@ -1,0 +1,22 @@
+"""What the API handlers may reach: settings and databases, built once per process.
+
+Use cases are constructed from this (``FlavorService(req.services)``); handlers never open
+connections themselves.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import sqlalchemy as sa
+from oslo_config import cfg
+
+
+@dataclass
+class ApiServices:
+    """Process-wide dependencies of the API role."""
+
+    conf: cfg.ConfigOpts
+    api_db: sa.Engine
+    # Cell databases by cell mapping uuid (cell0 included), for counting and listing.
+    cell_dbs: dict[str, sa.Engine] = field(default_factory=dict)
