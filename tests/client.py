@@ -23,9 +23,7 @@ class ApiClient:
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
         self._thread.start()
-        self._client = httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=app), base_url=base_url
-        )
+        self._client = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=base_url)
 
     def _run(self, coro: Coroutine[Any, Any, T]) -> T:
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout=60)

@@ -15,11 +15,14 @@ from openkeel.db.schema import api as api_schema
 from tests.client import ApiClient
 
 
-def make_services(tmp_path: Path, api_db_url: str | None = None, **overrides: object) -> ApiServices:
+def make_services(
+    tmp_path: Path, api_db_url: str | None = None, **overrides: object
+) -> ApiServices:
     """Settings for tests (noauth) and a freshly created API database."""
     url = api_db_url or f"sqlite:///{tmp_path / 'nova_api.sqlite'}"
-    conf = make_config(overrides={"api.auth_strategy": "noauth2",
-                                  "api_database.connection": url, **overrides})
+    conf = make_config(
+        overrides={"api.auth_strategy": "noauth2", "api_database.connection": url, **overrides}
+    )
     engine = make_engine(url)
     api_schema.metadata.create_all(engine)
     return ApiServices(conf=conf, api_db=engine)

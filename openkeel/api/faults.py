@@ -56,7 +56,11 @@ def plain_not_found(accept: str) -> tuple[bytes, bytes]:
     """The router-level 404 for an unknown path (webob's, not a Nova fault)."""
     if "application/json" in accept:
         body = orjson.dumps(
-            {"code": "404 Not Found", "title": "Not Found", "message": f"{NOT_FOUND_MESSAGE}\n\n   "}
+            {
+                "code": "404 Not Found",
+                "title": "Not Found",
+                "message": f"{NOT_FOUND_MESSAGE}\n\n   ",
+            }
         )
         return body, b"application/json"
     text = f"404 Not Found\n\n{NOT_FOUND_MESSAGE}\n\n   "

@@ -47,8 +47,7 @@ class InvalidVersionString(Invalid):
 
     def __init__(self, text: str) -> None:
         super().__init__(
-            f"API Version String {text} is of invalid format. Must be of format "
-            "MajorNum.MinorNum."
+            f"API Version String {text} is of invalid format. Must be of format MajorNum.MinorNum."
         )
 
 

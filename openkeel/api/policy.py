@@ -24,7 +24,7 @@ def rule_defaults() -> list[oslo_policy.RuleDefault]:
         oslo_policy.RuleDefault(name, check) for name, check in BASE_RULES
     ]
     for name, check, operations in API_RULES:
-        ops = []
+        ops: list[Any] = []
         for op in operations.split("; "):
             method, _, path = op.partition(" ")
             ops.append({"method": method, "path": path})

@@ -81,9 +81,7 @@ _FORMATS.checks("name", InvalidName)(_name_checker(_strict_name, _NAME_REASON))
 _FORMATS.checks("name_with_leading_trailing_spaces", InvalidName)(
     _name_checker(_spaced_name, _SPACED_REASON)
 )
-_FORMATS.checks("az_name", InvalidName)(
-    _name_checker(lambda s: _strict_name(s, ":"), _AZ_REASON)
-)
+_FORMATS.checks("az_name", InvalidName)(_name_checker(lambda s: _strict_name(s, ":"), _AZ_REASON))
 _FORMATS.checks("az_name_with_leading_trailing_spaces", InvalidName)(
     _name_checker(lambda s: _spaced_name(s, ":"), _AZ_SPACED_REASON)
 )
@@ -227,9 +225,7 @@ class Schema:
         known = set(self.schema.get("properties", {}))
         patterns = [re.compile(p) for p in self.schema.get("patternProperties", {})]
         return {
-            k: vals
-            for k, vals in query.items()
-            if k in known or any(p.search(k) for p in patterns)
+            k: vals for k, vals in query.items() if k in known or any(p.search(k) for p in patterns)
         }
 
 

@@ -14,7 +14,9 @@ from openkeel.conf import api, database, default, quota, services
 
 
 def make_config(
-    args: Sequence[str] = (), config_files: Sequence[str] = (), overrides: dict[str, object] | None = None
+    args: Sequence[str] = (),
+    config_files: Sequence[str] = (),
+    overrides: dict[str, object] | None = None,
 ) -> cfg.ConfigOpts:
     """A ConfigOpts with every OpenKeel option registered, parsed from ``config_files``.
 
@@ -23,8 +25,12 @@ def make_config(
     conf = cfg.ConfigOpts()
     for module in (default, api, database, quota, services):
         module.register(conf)
-    conf(list(args), project="openkeel", default_config_files=list(config_files),
-         validate_default_values=True)
+    conf(
+        list(args),
+        project="openkeel",
+        default_config_files=list(config_files),
+        validate_default_values=True,
+    )
     for dotted, value in (overrides or {}).items():
         group, _, name = dotted.rpartition(".")
         conf.set_override(name, value, group=group or None)

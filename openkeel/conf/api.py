@@ -5,26 +5,41 @@ from __future__ import annotations
 from oslo_config import cfg
 
 API_OPTS = [
-    cfg.StrOpt("auth_strategy", default="keystone", choices=["keystone", "noauth2"],
-               help="keystone validates tokens with Keystone; noauth2 trusts "
-                    "'X-Auth-Token: user:project' (embedded default and tests only). "
-                    "Nova removed noauth2 in 32.0.0; OpenKeel keeps it for the all-in-one."),
-    cfg.IntOpt("max_limit", default=1000, min=0,
-               help="Maximum number of items a collection resource returns at once."),
+    cfg.StrOpt(
+        "auth_strategy",
+        default="keystone",
+        choices=["keystone", "noauth2"],
+        help="keystone validates tokens with Keystone; noauth2 trusts "
+        "'X-Auth-Token: user:project' (embedded default and tests only). "
+        "Nova removed noauth2 in 32.0.0; OpenKeel keeps it for the all-in-one.",
+    ),
+    cfg.IntOpt(
+        "max_limit",
+        default=1000,
+        min=0,
+        help="Maximum number of items a collection resource returns at once.",
+    ),
     cfg.StrOpt("compute_link_prefix", help="Base URL replacing the host in compute links."),
     cfg.StrOpt("glance_link_prefix", help="Base URL replacing the host in image links."),
-    cfg.StrOpt("project_id_regex", default="[0-9a-f\\-]+",
-               help="Project ids accepted in API URLs."),
-    cfg.BoolOpt("list_records_by_skipping_down_cells", default=True,
-                help="Skip down cells when listing."),
-    cfg.StrOpt("response_validation", default="warn", choices=["error", "warn", "ignore"],
-               help="Validate responses against the response schemas."),
+    cfg.StrOpt(
+        "project_id_regex", default="[0-9a-f\\-]+", help="Project ids accepted in API URLs."
+    ),
+    cfg.BoolOpt(
+        "list_records_by_skipping_down_cells", default=True, help="Skip down cells when listing."
+    ),
+    cfg.StrOpt(
+        "response_validation",
+        default="warn",
+        choices=["error", "warn", "ignore"],
+        help="Validate responses against the response schemas.",
+    ),
 ]
 
 WSGI_OPTS = [
     cfg.StrOpt("api_paste_config", default="api-paste.ini", help="Unused; kept for nova.conf."),
-    cfg.IntOpt("default_pool_size", default=16, min=1,
-               help="Worker threads that run API handlers."),
+    cfg.IntOpt(
+        "default_pool_size", default=16, min=1, help="Worker threads that run API handlers."
+    ),
     cfg.StrOpt("osapi_compute_listen", default="127.0.0.1", help="API listen address."),
     cfg.PortOpt("osapi_compute_listen_port", default=8774, help="API listen port."),
 ]

@@ -8,13 +8,23 @@ from oslo_config import cfg
 
 OPTS = [
     cfg.StrOpt("host", default=socket.gethostname(), help="Name of this node."),
-    cfg.StrOpt("transport_url", secret=True, default="inproc://",
-               help="Messaging transport URL (inproc:// for the embedded default)."),
+    cfg.StrOpt(
+        "transport_url",
+        secret=True,
+        default="inproc://",
+        help="Messaging transport URL (inproc:// for the embedded default).",
+    ),
     cfg.StrOpt("my_ip", default="127.0.0.1", help="IP address of this host."),
-    cfg.StrOpt("default_availability_zone", default="nova",
-               help="Availability zone of compute hosts not in an aggregate with a zone."),
-    cfg.StrOpt("internal_service_availability_zone", default="internal",
-               help="Availability zone shown for internal services."),
+    cfg.StrOpt(
+        "default_availability_zone",
+        default="nova",
+        help="Availability zone of compute hosts not in an aggregate with a zone.",
+    ),
+    cfg.StrOpt(
+        "internal_service_availability_zone",
+        default="internal",
+        help="Availability zone shown for internal services.",
+    ),
     cfg.StrOpt("default_schedule_zone", help="Zone for instances created without one."),
     cfg.StrOpt("state_path", default="./data", help="Top-level directory for state."),
 ]

@@ -33,7 +33,10 @@ def test_version_headers_and_vary(api: ApiClient) -> None:
     assert resp.status_code == 200
     assert resp.headers["openstack-api-version"] == "compute 2.55"
     assert resp.headers["x-openstack-nova-api-version"] == "2.55"
-    assert resp.headers.get_list("vary") == ["OpenStack-API-Version", "X-OpenStack-Nova-API-Version"]
+    assert resp.headers.get_list("vary") == [
+        "OpenStack-API-Version",
+        "X-OpenStack-Nova-API-Version",
+    ]
     assert resp.headers["x-compute-request-id"] == resp.headers["x-openstack-request-id"]
 
 
@@ -44,16 +47,21 @@ def test_default_is_21_and_latest_is_max(api: ApiClient) -> None:
 
 
 def test_legacy_header_last_item_wins(api: ApiClient) -> None:
-    resp = api.get("/v2.1/versions/v2.1",
-                   headers={"X-OpenStack-Nova-API-Version": "2.3, 2.7"})
+    resp = api.get("/v2.1/versions/v2.1", headers={"X-OpenStack-Nova-API-Version": "2.3, 2.7"})
     assert resp.headers["x-openstack-nova-api-version"] == "2.7"
 
 
 def test_out_of_range_is_406_with_echo(api: ApiClient) -> None:
     resp = api.get("/v2.1/versions/v2.1", version="2.105")
     assert resp.status_code == 406
-    assert resp.json() == {"computeFault": {"code": 406, "message": (
-        "Version 2.105 is not supported by the API. Minimum is 2.1 and maximum is 2.104.")}}
+    assert resp.json() == {
+        "computeFault": {
+            "code": 406,
+            "message": (
+                "Version 2.105 is not supported by the API. Minimum is 2.1 and maximum is 2.104."
+            ),
+        }
+    }
     assert resp.headers["openstack-api-version"] == "compute 2.105"
 
 
