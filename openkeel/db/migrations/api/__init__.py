@@ -1,0 +1,1 @@
+"""Alembic tree for the api database."""

@@ -1,0 +1,1 @@
+"""Revisions of the api database tree, oldest first by down_revision."""

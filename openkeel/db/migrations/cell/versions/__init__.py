@@ -1,0 +1,1 @@
+"""Revisions of the cell database tree, oldest first by down_revision."""
