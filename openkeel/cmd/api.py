@@ -1,0 +1,32 @@
+"""The compute API role on its own: ``openkeel api --config-file nova.conf``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import uvicorn
+
+from openkeel.api.factory import build_api_app
+from openkeel.api.services import ApiServices
+from openkeel.conf import make_config
+from openkeel.db.engine import make_engine
+
+
+def serve(services: ApiServices, host: str, port: int) -> None:
+    """Run the API with uvicorn (uvloop + httptools) until interrupted."""
+    app = build_api_app(services)
+    config = uvicorn.Config(
+        app, host=host, port=port, loop="uvloop", http="httptools", lifespan="on",
+        log_level="warning", access_log=False,
+    )
+    uvicorn.Server(config).run()
+
+
+def run(config_files: Sequence[str]) -> int:
+    """Serve the API described by ``config_files``."""
+    conf = make_config(config_files=config_files)
+    if not conf.api_database.connection:
+        raise SystemExit("[api_database] connection is required")
+    services = ApiServices(conf=conf, api_db=make_engine(conf.api_database.connection))
+    serve(services, conf.osapi_compute_listen, conf.osapi_compute_listen_port)
+    return 0

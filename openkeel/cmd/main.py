@@ -1,0 +1,38 @@
+"""The ``openkeel`` command: dispatches to ``all-in-one``, ``api`` and ``manage``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``openkeel`` console script."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] == "manage":
+        from openkeel.cmd import manage
+
+        return manage.main(args[1:])
+    parser = argparse.ArgumentParser(prog="openkeel", description="OpenStack Compute on KubeVirt")
+    sub = parser.add_subparsers(dest="command", required=True)
+    aio = sub.add_parser("all-in-one", help="start a whole cloud on the embedded default")
+    aio.add_argument("--data-dir", default="./openkeel-data", help="where state is kept")
+    aio.add_argument("--port", type=int, default=8774, help="compute API port")
+    aio.add_argument("--host", default="127.0.0.1", help="listen address")
+    aio.add_argument("--config-file", action="append", default=[], help="extra nova.conf files")
+    api = sub.add_parser("api", help="run the compute API role from configuration files")
+    api.add_argument("--config-file", action="append", default=[], required=True)
+    sub.add_parser("manage", help="database and cell administration (nova-manage)")
+    ns = parser.parse_args(args)
+    if ns.command == "all-in-one":
+        from openkeel.cmd import all_in_one
+
+        return all_in_one.run(ns.data_dir, ns.host, ns.port, ns.config_file)
+    from openkeel.cmd import api as api_cmd
+
+    return api_cmd.run(ns.config_file)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The whole check: install into .venv, lint, type-check, start the peers the tests need
+# (a real Keystone), run every test. CI runs exactly this (.ci/run). Set CI=1 to turn the
+# "server not reachable" skips of the PostgreSQL / MariaDB / Keystone tests into failures.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+    "$PY" -m venv .venv
+fi
+. .venv/bin/activate
+python -m pip install -q --upgrade pip
+python -m pip install -q -e '.[test,oracle]'
+echo "== ruff"; ruff check openkeel tests benchmarks; ruff format --check openkeel tests benchmarks
+echo "== mypy --strict"; mypy
+if [ -n "${CI:-}" ] || [ -n "${OPENKEEL_START_KEYSTONE:-}" ]; then
+    echo "== services"; bash scripts/ensure-services.sh
+    echo "== keystone"; bash scripts/start-keystone.sh
+fi
+echo "== pytest"
+python -m pytest -q "$@"
