@@ -24,6 +24,7 @@ from openkeel.api.auth import Authenticator
 from openkeel.api.context import RequestContext, new_request_id
 from openkeel.api.faults import GONE_MESSAGE, NOT_FOUND_MESSAGE, Fault, fault_for, plain_not_found
 from openkeel.api.microversion import (
+    LEGACY_V2,
     APIVersion,
     InvalidVersionString,
     VersionNotAcceptable,
@@ -169,7 +170,7 @@ class ComputeApiApp:
     @staticmethod
     def _version(mount: str, headers: dict[str, str]) -> APIVersion | None:
         if mount == "v2":
-            return None
+            return LEGACY_V2
         text = requested_version_text(
             _all(headers, "openstack-api-version"), _all(headers, "x-openstack-nova-api-version")
         )
@@ -190,7 +191,7 @@ class ComputeApiApp:
         version: APIVersion | None,
         context: RequestContext,
     ) -> ApiRequest:
-        served = version or APIVersion(2, 1)
+        served = version or LEGACY_V2
         ctype = headers.get("content-type", "").split(";")[0].strip().lower()
         if ctype and ctype != "text/plain" and ctype not in JSON_TYPES:
             raise ApiError(Fault(415, "Unsupported Content-Type"), version)
@@ -246,7 +247,7 @@ class ComputeApiApp:
         if ep.body is not None:
             schema = ep.body.at(req.version)
             if schema is not None:
-                schema.validate_body(req.body)
+                schema.validate_body(req.body, relaxed=req.version == LEGACY_V2)
 
     def _fault(self, fault: Fault, version: APIVersion | None, mount: str) -> Outgoing:
         headers = _version_headers(version) if mount == "v2.1" else []
@@ -285,8 +286,13 @@ def _version_headers(version: APIVersion | None) -> list[tuple[bytes, bytes]]:
 
 
 def _unauthorized(exc: Unauthorized, base: str) -> Outgoing:
+    """keystonemiddleware's 401: its JSON body and, under Keystone, where to authenticate."""
     body = orjson.dumps({"error": {"code": 401, "title": "Unauthorized", "message": exc.message}})
-    return Outgoing(401, body, b"application/json", [])
+    headers: list[tuple[bytes, bytes]] = []
+    uri = getattr(exc, "www_authenticate_uri", None)
+    if isinstance(uri, str) and uri:
+        headers.append((b"www-authenticate", f'Keystone uri="{uri}"'.encode()))
+    return Outgoing(401, body, b"application/json; charset=UTF-8", headers)
 
 
 async def _read_body(receive: Receive) -> bytes:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from openkeel.api.microversion import MAX_VERSION, MIN_VERSION, APIVersion, v
+from openkeel.api.microversion import LEGACY_V2, MAX_VERSION, MIN_VERSION, APIVersion, v
 from openkeel.api.request import ApiRequest, Reply
 from openkeel.api.validation import Versioned
 
@@ -35,7 +35,13 @@ class Endpoint:
     policy: str | None = None
 
     def serves(self, version: APIVersion) -> bool:
-        """True when this endpoint exists at ``version``."""
+        """True when this endpoint exists at ``version``.
+
+        The legacy ``/v2`` mount (version 2.0) reaches only endpoints that have existed since
+        the start of v2.1, as Nova's unversioned controller methods.
+        """
+        if version == LEGACY_V2:
+            return self.min_version == MIN_VERSION
         return self.min_version <= version <= self.max_version
 
 

@@ -210,9 +210,14 @@ class Schema:
         """Every validation error (first one is the one Nova reports)."""
         yield from self._validator.iter_errors(instance)
 
-    def validate_body(self, body: Any) -> None:
-        """Raise ValidationFailed with Nova's body message on the first error."""
+    def validate_body(self, body: Any, relaxed: bool = False) -> None:
+        """Raise ValidationFailed with Nova's body message on the first error.
+
+        ``relaxed`` (the legacy /v2 mount) ignores unknown properties, as Nova's v2 shim does.
+        """
         for error in self.errors(body):
+            if relaxed and error.validator == "additionalProperties":
+                continue
             raise ValidationFailed(_message(error, "Invalid input for field/attribute", -1))
 
     def validate_query(self, query: dict[str, list[str]]) -> dict[str, list[str]]:
