@@ -1,0 +1,75 @@
+"""A real all-in-one process on a free port, for end-to-end tests with real clients."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+
+@dataclass(frozen=True)
+class RunningCloud:
+    """An ``openkeel all-in-one`` started by the test session."""
+
+    url: str
+    data_dir: Path
+
+    @property
+    def clouds_yaml(self) -> Path:
+        return self.data_dir / "clouds.yaml"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _wait_until_up(url: str, proc: subprocess.Popen[bytes], deadline: float) -> None:
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"all-in-one exited with {proc.returncode}")
+        try:
+            with urllib.request.urlopen(url, timeout=1):
+                return
+        except OSError:
+            time.sleep(0.1)  # polling a process we started, bounded by the deadline
+    raise TimeoutError(f"all-in-one did not answer at {url}")
+
+
+@pytest.fixture(scope="session")
+def cloud(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningCloud]:
+    data_dir = tmp_path_factory.mktemp("aio")
+    port = _free_port()
+    log = (data_dir / "aio.log").open("wb")
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "openkeel.cmd.main",
+            "all-in-one",
+            "--data-dir",
+            str(data_dir),
+            "--port",
+            str(port),
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, "PYTHONWARNINGS": "ignore"},
+    )
+    url = f"http://127.0.0.1:{port}/v2.1"
+    try:
+        _wait_until_up(url + "/", proc, time.monotonic() + 60)
+        yield RunningCloud(url, data_dir)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        log.close()

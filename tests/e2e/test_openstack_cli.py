@@ -1,0 +1,86 @@
+"""The unchanged ``openstack`` CLI against a running all-in-one (clouds.yaml it wrote)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.conftest import RunningCloud
+
+OPENSTACK = shutil.which("openstack") or str(Path(sys.executable).parent / "openstack")
+
+
+def osc(cloud: RunningCloud, *args: str) -> Any:
+    if not Path(OPENSTACK).exists():
+        pytest.skip("python-openstackclient is not installed (pip install -e '.[oracle]')")
+    env = {
+        **os.environ,
+        "OS_CLIENT_CONFIG_FILE": str(cloud.clouds_yaml),
+        "PYTHONWARNINGS": "ignore",
+    }
+    for key in list(env):
+        if key.startswith("OS_") and key != "OS_CLIENT_CONFIG_FILE":
+            del env[key]
+    cmd = [OPENSTACK, "--os-cloud", "openkeel", *args]
+    wants_json = args[-1] != "--no-output"
+    if wants_json:
+        cmd += ["-f", "json"]
+    else:
+        cmd = cmd[:-1]
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, f"{' '.join(args)} failed:\n{done.stderr}"
+    return json.loads(done.stdout) if wants_json and done.stdout.strip() else None
+
+
+def test_flavor_lifecycle(cloud: RunningCloud) -> None:
+    names = {f["Name"] for f in osc(cloud, "flavor", "list")}
+    assert {"m1.tiny", "m1.small"} <= names
+    created = osc(
+        cloud,
+        "flavor",
+        "create",
+        "--ram",
+        "256",
+        "--vcpus",
+        "1",
+        "--disk",
+        "1",
+        "--property",
+        "hw:cpu_policy=dedicated",
+        "e2e.flavor",
+    )
+    assert created["name"] == "e2e.flavor"
+    shown = osc(cloud, "flavor", "show", "e2e.flavor")
+    assert shown["ram"] == 256
+    osc(cloud, "flavor", "set", "--property", "hw:mem_page_size=large", "e2e.flavor", "--no-output")
+    shown = osc(cloud, "flavor", "show", "e2e.flavor")
+    assert shown["properties"]["hw:mem_page_size"] == "large"
+    osc(cloud, "flavor", "unset", "--property", "hw:mem_page_size", "e2e.flavor", "--no-output")
+    osc(cloud, "flavor", "delete", "e2e.flavor", "--no-output")
+    assert "e2e.flavor" not in {f["Name"] for f in osc(cloud, "flavor", "list")}
+
+
+def test_keypair_lifecycle(cloud: RunningCloud) -> None:
+    created = osc(cloud, "keypair", "create", "e2e-key")
+    assert created["name"] == "e2e-key" and "private_key" in created
+    assert any(k["Name"] == "e2e-key" for k in osc(cloud, "keypair", "list"))
+    shown = osc(cloud, "keypair", "show", "e2e-key")
+    assert shown["fingerprint"] == created["fingerprint"]
+    osc(cloud, "keypair", "delete", "e2e-key", "--no-output")
+    assert not any(k["Name"] == "e2e-key" for k in osc(cloud, "keypair", "list"))
+
+
+def test_quotas_limits_and_zones(cloud: RunningCloud) -> None:
+    limits = osc(cloud, "limits", "show", "--absolute")
+    assert any(item["Name"] == "maxTotalInstances" for item in limits)
+    quota = osc(cloud, "quota", "show", "--compute")
+    assert quota
+    zones = osc(cloud, "availability", "zone", "list", "--compute")
+    assert isinstance(zones, list)
