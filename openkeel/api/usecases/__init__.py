@@ -1,0 +1,1 @@
+"""API-tier use cases, one module per resource, free of the web framework."""

@@ -1,0 +1,1 @@
+"""Repositories: SQL over the API and cell database tables, one module per aggregate."""
