@@ -14,6 +14,8 @@ from openkeel.db.engine import make_engine
 from openkeel.db.schema import api as api_schema
 from tests.client import ApiClient
 
+pytest_plugins = ["tests.conformance.plugin"]
+
 
 def make_services(
     tmp_path: Path, api_db_url: str | None = None, **overrides: object
