@@ -16,6 +16,19 @@ KEYSTONE_AUTHTOKEN_OPTS = [
     cfg.StrOpt("region_name", help="Identity region."),
     cfg.IntOpt("token_cache_time", default=300, help="Seconds a validated token is cached."),
     cfg.StrOpt("service_token_roles", default="service", help="Roles of a service token."),
+    cfg.StrOpt("user_domain_id", help="Service user's domain id (wins over the name)."),
+    cfg.StrOpt("project_domain_id", help="Service project's domain id (wins over the name)."),
+    cfg.BoolOpt(
+        "include_service_catalog",
+        default=True,
+        help="Keep the token's service catalog in the request context.",
+    ),
+    cfg.IntOpt("http_connect_timeout", help="Seconds to wait for Keystone to answer."),
+    cfg.IntOpt(
+        "http_request_max_retries", default=3, min=0, help="Retries of a failed connection."
+    ),
+    cfg.StrOpt("cafile", help="CA bundle to verify Keystone's HTTPS certificate."),
+    cfg.BoolOpt("insecure", default=False, help="Skip verifying Keystone's certificate."),
 ]
 
 PLACEMENT_OPTS = [
