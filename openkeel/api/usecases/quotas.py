@@ -29,7 +29,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from openkeel.db.repositories import quotas as repo
-from openkeel.domain.errors import NotImplementedYet
+from openkeel.domain.errors import Invalid, NotImplementedYet
 from openkeel.domain.quotas import (
     CONF_OPTION,
     COUNTED,
@@ -365,3 +365,39 @@ def effective_limit(services: Any, project_id: str, user_id: str | None, resourc
         return project
     user = engine.limits(project_id, user_id)[resource]
     return _strictest(user, project) if resource in USER_COUNTED else user
+
+
+def _bound(value: int) -> float:
+    return float("inf") if value == -1 else value
+
+
+def update_limits(
+    engine: QuotaEngine,
+    project_id: str,
+    user_id: str | None,
+    requested: Mapping[str, Any],
+    force: bool,
+) -> None:
+    """Validate every requested limit against the settable range, then store them all."""
+    settable = engine.settable(project_id, user_id)
+    valid: dict[str, int] = {}
+    for resource, raw in requested.items():
+        if resource == "force" or (not raw and raw != 0):
+            continue
+        value = int(raw)
+        if not force:
+            _check_range(resource, value, settable[resource])
+        valid[resource] = value
+    engine.set_limits(project_id, user_id, valid)
+
+
+def _check_range(resource: str, value: int, allowed: Settable) -> None:
+    if _bound(value) < _bound(allowed.minimum):
+        raise Invalid(
+            f"Quota limit {value} for {resource} must be greater than or equal to already "
+            f"used and reserved {allowed.minimum}."
+        )
+    if _bound(value) > _bound(allowed.maximum):
+        raise Invalid(
+            f"Quota limit {value} for {resource} must be less than or equal to {allowed.maximum}."
+        )

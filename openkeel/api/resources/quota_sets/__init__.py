@@ -1,0 +1,1 @@
+"""``/os-quota-sets``: per-project and per-user quota limits."""
