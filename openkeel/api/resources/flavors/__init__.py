@@ -1,0 +1,1 @@
+"""The flavors resource: flavors, their extra specs and their project access lists."""
