@@ -85,7 +85,7 @@ class TokenIdentity:
         )
 
 
-_MISS = object()
+CACHE_MISS = object()
 
 
 class TokenCache:
@@ -106,17 +106,17 @@ class TokenCache:
         return hashlib.sha256(token.encode()).hexdigest()
 
     def get(self, token: str) -> object:
-        """The cached identity, ``None`` for a cached rejection, or ``_MISS``."""
+        """The cached identity, ``None`` for a cached rejection, or ``CACHE_MISS``."""
         key = self._key(token)
         now = self._clock()
         with self._lock:
             entry = self._entries.get(key)
             if entry is None:
-                return _MISS
+                return CACHE_MISS
             deadline, identity = entry
             if now >= deadline:
                 del self._entries[key]
-                return _MISS
+                return CACHE_MISS
             self._entries.move_to_end(key)
             return identity
 
@@ -165,21 +165,38 @@ class KeystoneAuth:
         self.keystone_calls = 0  # validations sent to Keystone (tests and metrics read it)
 
     def authenticate(self, headers: dict[str, str], request_id: str) -> RequestContext:
-        """Validate the caller's token (cache first) and build the request context."""
-        token = (headers.get("x-auth-token") or headers.get("x-storage-token") or "").strip()
-        if not token:
-            raise KeystoneUnauthorized(self.www_authenticate_uri)
-        identity = self.cached(token)
-        if identity is _MISS:
-            identity = self._validate(token)
-            self._cache.put(token, identity)
-        if not isinstance(identity, TokenIdentity):
+        """Validate the caller's token (cache first, else Keystone) and build the context.
+
+        Blocking on a cache miss (one HTTP round trip, plus the service user's own token the
+        first time): an ASGI caller should run it in its executor, after trying
+        :meth:`authenticate_cached` on the event loop.
+        """
+        context = self.authenticate_cached(headers, request_id)
+        if context is not None:
+            return context
+        token = _token_of(headers)
+        identity = self._validate(token)
+        self._cache.put(token, identity)
+        if identity is None:
             raise KeystoneUnauthorized(self.www_authenticate_uri)
         return identity.context(request_id, token)
 
-    def cached(self, token: str) -> object:
-        """The cache's answer for ``token`` without any I/O (see :class:`TokenCache`)."""
-        return self._cache.get(token)
+    def authenticate_cached(
+        self, headers: dict[str, str], request_id: str
+    ) -> RequestContext | None:
+        """The context from the cache alone, without I/O; ``None`` when Keystone must be asked.
+
+        Raises :class:`KeystoneUnauthorized` for a missing token or a cached rejection.
+        """
+        token = _token_of(headers)
+        if not token:
+            raise KeystoneUnauthorized(self.www_authenticate_uri)
+        identity = self._cache.get(token)
+        if identity is CACHE_MISS:
+            return None
+        if not isinstance(identity, TokenIdentity):
+            raise KeystoneUnauthorized(self.www_authenticate_uri)
+        return identity.context(request_id, token)
 
     def _validate(self, token: str) -> TokenIdentity | None:
         """Ask Keystone about ``token``: the identity, or ``None`` when it is not valid."""
@@ -206,6 +223,10 @@ class KeystoneAuth:
         if identity is None or identity.expires_at <= self._clock():
             return None
         return identity
+
+
+def _token_of(headers: dict[str, str]) -> str:
+    return (headers.get("x-auth-token") or headers.get("x-storage-token") or "").strip()
 
 
 def service_session(opts: Any) -> session.Session:

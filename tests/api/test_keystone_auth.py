@@ -11,6 +11,7 @@ import os
 import time
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,14 @@ from keystoneauth1 import session
 from keystoneauth1.identity import v3
 
 from openkeel.api.app import ComputeApiApp
-from openkeel.api.keystone import KeystoneAuth, KeystoneUnauthorized, v2_catalog
+from openkeel.api.keystone import (
+    CACHE_MISS,
+    KeystoneAuth,
+    KeystoneUnauthorized,
+    TokenCache,
+    TokenIdentity,
+    v2_catalog,
+)
 from openkeel.api.policy import PolicyEnforcer
 from openkeel.api.request import ApiRequest
 from openkeel.api.resources.versions import routes as versions_routes
@@ -325,11 +333,15 @@ def test_token_cache_hit_skips_keystone(app: KeystoneApp) -> None:
 
 def test_cache_ttl_and_token_expiry(app: KeystoneApp, tmp_path: Path) -> None:
     offset = [0.0]
-    services = make_services(tmp_path, **_conf_overrides(app.services))
+    services = make_services(tmp_path, None, **_conf_overrides(app.services))
     auth = KeystoneAuth(services.conf, clock=lambda: time.time() + offset[0])
     token, _ = admin_project_token()
     headers = {"x-auth-token": token}
+    assert auth.authenticate_cached(headers, "req-0") is None
+    assert auth.keystone_calls == 0
     assert auth.authenticate(headers, "req-1").request_id == "req-1"
+    cached = auth.authenticate_cached(headers, "req-1b")
+    assert cached is not None and cached.auth_token == token
     assert auth.authenticate(headers, "req-2").request_id == "req-2"
     assert auth.keystone_calls == 1
     offset[0] = 301.0  # past token_cache_time (300 s)
@@ -346,7 +358,7 @@ def test_keystone_down_is_503(app: KeystoneApp, tmp_path: Path) -> None:
     overrides = _conf_overrides(app.services)
     overrides["keystone_authtoken.auth_url"] = "http://127.0.0.1:9/v3"
     overrides["keystone_authtoken.http_request_max_retries"] = 0
-    services = make_services(tmp_path, **overrides)
+    services = make_services(tmp_path, None, **overrides)
     compute = ComputeApiApp(
         probe_routes(), KeystoneAuth(services.conf), PolicyEnforcer(services.conf), services
     )
@@ -376,7 +388,7 @@ def _conf_overrides(services: ApiServices) -> dict[str, object]:
 
 
 def test_catalog_is_v2_shaped_and_filtered_like_nova() -> None:
-    catalog = [
+    catalog: list[dict[str, Any]] = [
         {"type": "compute", "name": "nova", "endpoints": []},
         {
             "type": "image",
@@ -400,3 +412,42 @@ def test_catalog_is_v2_shaped_and_filtered_like_nova() -> None:
         },
         {"type": "placement", "endpoints": [{"adminURL": "http://p"}]},
     )
+
+
+def test_cache_is_bounded_lru_and_caches_rejections() -> None:
+    cache = TokenCache(max_size=2, ttl=60.0, clock=lambda: 1000.0)
+    ident = TokenIdentity("u", "p", ("reader",), None, None, "d", "d", (), expires_at=1030.0)
+    cache.put("a", ident)
+    cache.put("b", None)
+    assert cache.get("a") is ident  # "a" is now the most recent
+    cache.put("c", ident)
+    assert len(cache) == 2
+    assert cache.get("b") is CACHE_MISS
+    assert cache.get("a") is ident
+    assert cache.get("c") is ident
+
+
+def test_cache_entry_never_outlives_the_token() -> None:
+    now = [1000.0]
+    cache = TokenCache(max_size=10, ttl=300.0, clock=lambda: now[0])
+    ident = TokenIdentity("u", "p", (), None, None, None, None, (), expires_at=1010.0)
+    cache.put("t", ident)
+    now[0] = 1009.9
+    assert cache.get("t") is ident
+    now[0] = 1010.0
+    assert cache.get("t") is CACHE_MISS
+
+
+def test_cache_hits_from_many_threads(app: KeystoneApp) -> None:
+    token, _ = admin_project_token()
+    app.auth.authenticate({"x-auth-token": token}, "req-warm")
+    before = app.auth.keystone_calls
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        users = set(
+            pool.map(
+                lambda i: app.auth.authenticate({"x-auth-token": token}, f"req-{i}").user_id,
+                range(200),
+            )
+        )
+    assert len(users) == 1
+    assert app.auth.keystone_calls == before
