@@ -1,0 +1,1 @@
+"""``/limits``: a project's absolute limits and usage (no rate limits)."""
