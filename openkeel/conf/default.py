@@ -25,6 +25,12 @@ OPTS = [
         default="internal",
         help="Availability zone shown for internal services.",
     ),
+    cfg.IntOpt(
+        "service_down_time",
+        default=60,
+        min=1,
+        help="Seconds since a service last reported after which it is considered down.",
+    ),
     cfg.StrOpt("default_schedule_zone", help="Zone for instances created without one."),
     cfg.StrOpt("state_path", default="./data", help="Top-level directory for state."),
 ]
