@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 
 import sqlalchemy as sa
 from oslo_config import cfg
@@ -32,7 +33,12 @@ def bootstrap_embedded(conf: cfg.ConfigOpts) -> tuple[sa.Engine, dict[str, sa.En
 def _setup_cells(conf: cfg.ConfigOpts, api_db: sa.Engine) -> dict[str, sa.Engine]:
     from openkeel.db import cells
 
-    cells.simple_cell_setup(api_db, conf.database.connection, conf.transport_url)
+    main_url = conf.database.connection
+    with contextlib.suppress(cells.CellMappingExists):
+        cells.map_cell0(api_db, cells.default_cell0_url(main_url))
+    cells.ensure_cell(
+        api_db, name="cell1", transport_url=conf.transport_url, database_connection=main_url
+    )
     engines: dict[str, sa.Engine] = {}
     for mapping in cells.list_cells(api_db):
         if mapping.database_connection:
@@ -50,7 +56,15 @@ def _seed_flavors(api_db: sa.Engine) -> None:
         for flavorid, name, ram, vcpus, disk in STANDARD_FLAVORS:
             conn.execute(
                 flavors.insert().values(
-                    flavorid=flavorid, name=name, memory_mb=ram, vcpus=vcpus, root_gb=disk,
-                    ephemeral_gb=0, swap=0, rxtx_factor=1.0, is_public=True, disabled=False,
+                    flavorid=flavorid,
+                    name=name,
+                    memory_mb=ram,
+                    vcpus=vcpus,
+                    root_gb=disk,
+                    ephemeral_gb=0,
+                    swap=0,
+                    rxtx_factor=1.0,
+                    is_public=True,
+                    disabled=False,
                 )
             )
