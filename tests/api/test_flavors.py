@@ -210,7 +210,9 @@ def test_create_bad_bodies(api: ApiClient, flavor: dict[str, Any], message: str)
 
 
 def test_create_body_errors_outside_flavor(api: ApiClient) -> None:
-    resp = api.post("/v2.1/flavors", content=b"{not json", headers={"Content-Type": "application/json"})
+    resp = api.post(
+        "/v2.1/flavors", content=b"{not json", headers={"Content-Type": "application/json"}
+    )
     assert fault(resp, 400) == "Malformed request body"
     assert fault(api.post("/v2.1/flavors", json={}), 400) == "'flavor' is a required property"
     assert fault(api.post("/v2.1/flavors", json={"flavor": []}), 400).endswith(
@@ -300,9 +302,9 @@ def test_update_description(api: ApiClient) -> None:
     assert resp.status_code == 200
     assert resp.json()["flavor"]["description"] == "new"
     assert "extra_specs" not in resp.json()["flavor"]
-    assert api.put("/v2.1/flavors/a1", json=body, version="2.61").json()["flavor"][
-        "extra_specs"
-    ] == {}
+    assert (
+        api.put("/v2.1/flavors/a1", json=body, version="2.61").json()["flavor"]["extra_specs"] == {}
+    )
     cleared = api.put("/v2.1/flavors/a1", json={"flavor": {"description": None}}, version="2.55")
     assert cleared.json()["flavor"]["description"] is None
 
@@ -317,8 +319,7 @@ def test_update_errors(api: ApiClient) -> None:
         "Flavor zz could not be found."
     )
     assert fault(api.put("/v2.1/flavors/a1", json={"flavor": {}}, version="2.55"), 400) == (
-        "Invalid input for field/attribute flavor. Value: {}. 'description' is a required "
-        "property"
+        "Invalid input for field/attribute flavor. Value: {}. 'description' is a required property"
     )
     bad = {"flavor": {"description": "x", "name": "y"}}
     assert fault(api.put("/v2.1/flavors/a1", json=bad, version="2.55"), 400) == (
@@ -343,3 +344,188 @@ def test_delete(api: ApiClient, services: ApiServices) -> None:
     with services.api_db.connect() as conn:
         for table in (api_schema.flavor_projects, api_schema.flavor_extra_specs):
             assert conn.execute(sa.select(sa.func.count()).select_from(table)).scalar() == 0
+
+
+# -- list --------------------------------------------------------------------------------
+
+
+def ids(resp: Any) -> list[str]:
+    assert resp.status_code == 200, resp.text
+    return [f["id"] for f in resp.json()["flavors"]]
+
+
+@pytest.fixture
+def catalog(api: ApiClient) -> None:
+    """Public 1 (ram 512, disk 1), 2 (ram 1024, disk 10), private 3 shared with demo,
+    private 4 shared with nobody."""
+    make(api, "tiny", id="1")
+    make(api, "small", id="2", ram=1024, disk=10)
+    make(api, "shared", id="3", **{"os-flavor-access:is_public": False})
+    make(api, "secret", id="4", **{"os-flavor-access:is_public": False})
+    share(api, "3", "demo")
+
+
+@pytest.mark.usefixtures("catalog")
+def test_list_visibility(api: ApiClient) -> None:
+    assert ids(api.get("/v2.1/flavors")) == ["1", "2"]
+    assert ids(api.get("/v2.1/flavors?is_public=false")) == ["3", "4"]
+    assert ids(api.get("/v2.1/flavors?is_public=None")) == ["1", "2", "3", "4"]
+    assert ids(api.get("/v2.1/flavors?is_public=yes")) == ["1", "2"]
+    assert ids(api.get("/v2.1/flavors", token=DEMO)) == ["1", "2", "3"]
+    # Non-admins cannot widen or narrow the public filter.
+    assert ids(api.get("/v2.1/flavors?is_public=none", token=DEMO)) == ["1", "2", "3"]
+    assert ids(api.get("/v2.1/flavors/detail", token="other:other")) == ["1", "2"]
+    assert fault(api.get("/v2.1/flavors?is_public=maybe"), 400) == (
+        "Invalid is_public filter [maybe]"
+    )
+
+
+@pytest.mark.usefixtures("catalog")
+def test_admin_sees_private_flavors_shared_with_its_project(api: ApiClient) -> None:
+    share(api, "4", "admin")
+    assert ids(api.get("/v2.1/flavors")) == ["1", "2", "4"]
+
+
+@pytest.mark.usefixtures("catalog")
+def test_non_admins_do_not_see_disabled_flavors(api: ApiClient, services: ApiServices) -> None:
+    flavors = api_schema.flavors
+    with services.api_db.begin() as conn:
+        conn.execute(sa.update(flavors).where(flavors.c.flavorid == "2").values(disabled=True))
+    assert ids(api.get("/v2.1/flavors", token=DEMO)) == ["1", "3"]
+    assert ids(api.get("/v2.1/flavors")) == ["1", "2"]
+    assert api.get("/v2.1/flavors/2", token=DEMO).status_code == 200
+
+
+@pytest.mark.usefixtures("catalog")
+def test_list_min_filters(api: ApiClient) -> None:
+    assert ids(api.get("/v2.1/flavors?minRam=1000")) == ["2"]
+    assert ids(api.get("/v2.1/flavors?minDisk=5")) == ["2"]
+    assert ids(api.get("/v2.1/flavors?minDisk=-1&minRam=1")) == ["1", "2"]
+    assert fault(api.get("/v2.1/flavors?minRam=lots"), 400) == "Invalid minRam filter [lots]"
+    assert fault(api.get("/v2.1/flavors?minDisk=1.5"), 400) == "Invalid minDisk filter [1.5]"
+
+
+@pytest.mark.usefixtures("catalog")
+def test_list_sorting(api: ApiClient) -> None:
+    assert ids(api.get("/v2.1/flavors?sort_dir=desc")) == ["2", "1"]
+    assert ids(api.get("/v2.1/flavors?sort_key=name&is_public=none")) == ["4", "3", "2", "1"]
+    assert ids(api.get("/v2.1/flavors?sort_key=memory_mb&sort_dir=desc")) == ["2", "1"]
+    message = fault(api.get("/v2.1/flavors?sort_key=color"), 400)
+    assert message.startswith("Invalid input for query parameters sort_key. Value: color.")
+    assert fault(api.get("/v2.1/flavors?sort_key=rxtx_factor", version="2.102"), 400).startswith(
+        "Invalid input for query parameters sort_key. Value: rxtx_factor."
+    )
+    assert ids(api.get("/v2.1/flavors?sort_key=rxtx_factor", version="2.101")) == ["1", "2"]
+
+
+@pytest.mark.usefixtures("catalog")
+def test_list_paging_and_next_links(api: ApiClient) -> None:
+    first = api.get("/v2.1/flavors?is_public=none&limit=2&sort_dir=asc")
+    assert ids(first) == ["1", "2"]
+    assert first.json()["flavors_links"] == [
+        {
+            "rel": "next",
+            "href": f"{BASE}/v2.1/flavors?is_public=none&limit=2&sort_dir=asc&marker=2",
+        }
+    ]
+    second = api.get("/v2.1/flavors/detail?is_public=none&limit=2&marker=2")
+    assert ids(second) == ["3", "4"]
+    assert second.json()["flavors_links"][0]["href"] == (
+        f"{BASE}/v2.1/flavors/detail?is_public=none&limit=2&marker=4"
+    )
+    last = api.get("/v2.1/flavors?is_public=none&limit=2&marker=4")
+    assert ids(last) == [] and "flavors_links" not in last.json()
+    assert "flavors_links" not in api.get("/v2.1/flavors?limit=3").json()
+    assert ids(api.get("/v2.1/flavors?limit=0")) == []
+    assert fault(api.get("/v2.1/flavors?marker=zz"), 400) == "marker [zz] not found"
+    # Another project's private flavor is no marker for demo.
+    assert fault(api.get("/v2.1/flavors?marker=4", token=DEMO), 400) == "marker [4] not found"
+    assert fault(api.get("/v2.1/flavors?limit=-1"), 400).startswith(
+        "Invalid input for query parameters limit. Value: -1."
+    )
+
+
+@pytest.mark.usefixtures("catalog")
+def test_list_paging_by_sort_key_with_duplicates(api: ApiClient) -> None:
+    make(api, "tiny2", id="5")  # same ram as flavor 1
+    page = api.get("/v2.1/flavors?sort_key=memory_mb&limit=1&marker=1")
+    assert ids(page) == ["5"]
+    assert ids(api.get("/v2.1/flavors?sort_key=memory_mb&limit=5&marker=5")) == ["2"]
+    desc = api.get("/v2.1/flavors?sort_key=memory_mb&sort_dir=desc&marker=2")
+    assert ids(desc) == ["5", "1"]
+
+
+def test_max_limit_caps_pages(tmp_path: Any) -> None:
+    from openkeel.api.factory import build_api_app
+    from tests.conftest import make_services
+
+    services = make_services(tmp_path, **{"api.max_limit": 2})
+    client = ApiClient(build_api_app(services))
+    try:
+        for n in range(3):
+            make(client, f"f{n}", id=str(n))
+        page = client.get("/v2.1/flavors?limit=10")
+        assert ids(page) == ["0", "1"]
+        assert page.json()["flavors_links"][0]["href"] == (f"{BASE}/v2.1/flavors?limit=10&marker=1")
+        assert ids(client.get("/v2.1/flavors")) == ["0", "1"]
+    finally:
+        client.close()
+        services.api_db.dispose()
+
+
+@pytest.mark.usefixtures("catalog")
+def test_list_unknown_params_ignored_then_rejected(api: ApiClient) -> None:
+    resp = api.get("/v2.1/flavors?limit=2&foo=bar", version="2.74")
+    assert ids(resp) == ["1", "2"]
+    assert "foo" not in resp.json()["flavors_links"][0]["href"]
+    assert fault(api.get("/v2.1/flavors?foo=bar", version="2.75"), 400) == (
+        "Additional properties are not allowed ('foo' was unexpected)"
+    )
+
+
+@pytest.mark.usefixtures("catalog")
+def test_name_filter_from_2102(api: ApiClient) -> None:
+    assert ids(api.get("/v2.1/flavors?name=^s", version="2.102")) == ["2"]
+    assert ids(api.get("/v2.1/flavors?name=ny$&is_public=none", version="2.102")) == ["1"]
+    assert ids(api.get("/v2.1/flavors?name=zzz", version="2.74")) == ["1", "2"]
+    assert fault(api.get("/v2.1/flavors?name=s", version="2.101"), 400) == (
+        "Additional properties are not allowed ('name' was unexpected)"
+    )
+
+
+@pytest.mark.usefixtures("catalog")
+def test_list_bodies(api: ApiClient) -> None:
+    brief = api.get("/v2.1/flavors?limit=5", version="2.55").json()["flavors"][0]
+    assert brief == {"id": "1", "name": "tiny", "links": links("1"), "description": None}
+    assert api.get("/v2.1/flavors").json()["flavors"][0] == {
+        "id": "1",
+        "name": "tiny",
+        "links": links("1"),
+    }
+    detail = api.get("/v2.1/flavors/detail", version="2.61").json()["flavors"][0]
+    assert detail["extra_specs"] == {} and detail["swap"] == ""
+
+
+def test_detail_of_100_flavors_costs_two_queries(api: ApiClient, services: ApiServices) -> None:
+    rows = [
+        {"flavorid": str(n), "name": f"f{n:03}", "memory_mb": 1, "vcpus": 1, "swap": 0}
+        for n in range(100)
+    ]
+    with services.api_db.begin() as conn:
+        conn.execute(sa.insert(api_schema.flavors), rows)
+        pks = conn.execute(sa.select(api_schema.flavors.c.id)).scalars().all()
+        specs = [{"flavor_id": pk, "key": "k", "value": str(pk)} for pk in pks]
+        conn.execute(sa.insert(api_schema.flavor_extra_specs), specs)
+    statements: list[str] = []
+
+    def count(*args: Any) -> None:
+        statements.append(args[2])
+
+    sa.event.listen(services.api_db, "before_cursor_execute", count)
+    try:
+        resp = api.get("/v2.1/flavors/detail", version="2.61")
+    finally:
+        sa.event.remove(services.api_db, "before_cursor_execute", count)
+    flavors = resp.json()["flavors"]
+    assert len(flavors) == 100 and all(f["extra_specs"] for f in flavors)
+    assert len([s for s in statements if s.lstrip().upper().startswith("SELECT")]) == 2
