@@ -1,0 +1,1 @@
+"""``/os-availability-zone``: the zones of compute hosts, summary and detail."""
