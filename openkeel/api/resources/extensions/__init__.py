@@ -1,0 +1,1 @@
+"""``GET /extensions`` and ``GET /extensions/{alias}``: Nova's frozen legacy extension list."""
