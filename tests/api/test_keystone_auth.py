@@ -22,6 +22,7 @@ from keystoneauth1 import session
 from keystoneauth1.identity import v3
 
 from openkeel.api.app import ComputeApiApp
+from openkeel.api.factory import build_api_app
 from openkeel.api.keystone import (
     CACHE_MISS,
     KeystoneAuth,
@@ -229,6 +230,40 @@ def app(ident: Identity, tmp_path_factory: pytest.TempPathFactory) -> Iterator[K
 def member_token(ident: Identity) -> str:
     scope = {"project": {"id": ident.member_project_id}}
     return issue_token(ident.member_user, ident.password, scope)[0]
+
+
+@pytest.fixture(scope="module")
+def product(app: KeystoneApp, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApiClient]:
+    """The whole product app from the factory (every resource), authenticating with Keystone."""
+    services = make_services(
+        tmp_path_factory.mktemp("ks-full"), None, **_conf_overrides(app.services)
+    )
+    client = ApiClient(build_api_app(services))
+    yield client
+    client.close()
+    services.api_db.dispose()
+
+
+def test_real_routes_admin_rule_and_reader_rule(
+    product: ApiClient, ident: Identity, member_token: str
+) -> None:
+    flavor = {"flavor": {"name": "okt-ks", "ram": 512, "vcpus": 1, "disk": 1}}
+    resp = product.post("/v2.1/flavors", flavor, token=member_token)
+    assert resp.status_code == 403
+    assert resp.json() == {
+        "forbidden": {
+            "code": 403,
+            "message": "Policy doesn't allow os_compute_api:os-flavor-manage:create to be performed.",
+        }
+    }
+    admin_token, _ = admin_project_token()
+    resp = product.post("/v2.1/flavors", flavor, token=admin_token)
+    assert resp.status_code == 200
+    assert resp.json()["flavor"]["name"] == "okt-ks"
+    own = f"/v2.1/os-quota-sets/{ident.member_project_id}"
+    assert product.get(own, token=member_token).status_code == 200
+    other = product.get(f"/v2.1/os-quota-sets/{uuid.uuid4().hex}", token=member_token)
+    assert other.status_code == 403
 
 
 def test_admin_token_on_a_real_route(app: KeystoneApp) -> None:
