@@ -9,7 +9,9 @@ method carries ``response_body_schemas`` / ``request_body_schemas`` / ``request_
 
 from __future__ import annotations
 
+import importlib
 import re
+import warnings
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -34,6 +36,20 @@ def in_window(version: Version, window: Window) -> bool:
     """Nova's ``APIVersionRequest.matches`` with null bounds meaning unbounded."""
     low, high = window
     return (low is None or low <= version) and (high is None or version <= high)
+
+
+@cache
+def quiet_import(dotted: str) -> Any:
+    """Import an oracle module; Nova's and tempest's imports warn (eventlet, cgi), which our
+    suite treats as errors, so they are silenced here once."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return importlib.import_module(dotted)
+
+
+def nova_module(name: str) -> Any:
+    """``nova.<name>``, imported quietly."""
+    return quiet_import(f"nova.{name}")
 
 
 @dataclass(frozen=True)
@@ -121,8 +137,8 @@ def _operations(method: str, template: str, info: Any) -> list[Operation]:
 
 @cache
 def _routes() -> tuple[_Route, ...]:
-    from nova.api.openstack.compute import routes, versions
-
+    routes = nova_module("api.openstack.compute.routes")
+    versions = nova_module("api.openstack.compute.versions")
     table: dict[str, _Route] = {}
     for template, methods in routes.ROUTE_LIST:
         if isinstance(methods, str) or template == "":
@@ -158,16 +174,16 @@ def find(method: str, path: str, action: str | None = None) -> Operation | None:
     routes = _routes()
     if "{" in path or path.startswith("<"):
         wanted = path if path.startswith("<") else _normalise(path)
-        for route in routes:
-            if route.template == wanted or _normalise(route.template) == wanted:
-                return route.ops.get((method, action))
+        for candidate in routes:
+            if candidate.template == wanted or _normalise(candidate.template) == wanted:
+                return candidate.ops.get((method, action))
         return None
-    route = _match(routes, path)
-    if route is None:
+    found = _match(routes, path)
+    if found is None:
         first, sep, rest = path[1:].partition("/")
         if PROJECT_ID_RE.match(first):
-            route = _match(routes, "/" + rest if sep else "/")
-    return None if route is None else route.ops.get((method, action))
+            found = _match(routes, "/" + rest if sep else "/")
+    return None if found is None else found.ops.get((method, action))
 
 
 def _match(routes: tuple[_Route, ...], path: str) -> _Route | None:
@@ -184,8 +200,7 @@ def all_operations() -> list[Operation]:
 
 @cache
 def _validator(schema_id: int) -> Any:
-    from nova.api.validation import validators
-
+    validators = nova_module("api.validation.validators")
     return validators._SchemaValidator(_SCHEMAS[schema_id], False, True)
 
 
@@ -194,8 +209,7 @@ _SCHEMAS: dict[int, dict[str, Any]] = {}
 
 def schema_errors(schema: dict[str, Any], body: Any) -> list[str]:
     """Validate ``body`` with Nova's own validator class (compiled once per schema)."""
-    from nova import exception
-
+    exception = nova_module("exception")
     _SCHEMAS.setdefault(id(schema), schema)
     try:
         _validator(id(schema)).validate(body)

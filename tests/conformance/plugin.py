@@ -74,7 +74,7 @@ def _wrap(client: Any, tally: Tally) -> None:
             )
         return resp
 
-    setattr(client, "request", checked)
+    client.request = checked
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -93,5 +93,5 @@ def pytest_fixture_setup(
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     tally = config.stash.get(_TALLY_KEY, None)
-    if tally is not None and sum(tally.kinds.values()):
+    if tally is not None and tally.kinds.total():
         terminalreporter.write_line(tally.summary())

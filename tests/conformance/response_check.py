@@ -137,5 +137,6 @@ def inspect(resp: httpx.Response) -> Report:
     schema = tempest_oracle.schema_for(op.method, op.template, op.action, version)
     if schema is not None and 200 <= status < 300:
         report.tempest = True
-        report.errors.extend(tempest_oracle.check(schema, status, body))
+        lenient = tempest_oracle.tolerated(op.method, op.template, version, body)
+        report.errors.extend(tempest_oracle.check(schema, status, lenient))
     return report

@@ -9,12 +9,11 @@ and validates like ``RestClient.validate_response``. Called by the conformance p
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from tests.conformance.nova_oracle import LEGACY, Version, in_window, parse_version
+from tests.conformance.nova_oracle import LEGACY, Version, in_window, parse_version, quiet_import
 
 _BASE = "tempest.lib.api_schema.response.compute"
 
@@ -24,7 +23,11 @@ V21: Chooser = ((None, None, "v2_1"),)
 FLAVORS: Chooser = ((None, "2.54", "v2_1"), ("2.55", "2.60", "v2_55"), ("2.61", None, "v2_61"))
 KEYPAIRS: Chooser = ((None, "2.1", "v2_1"), ("2.2", None, "v2_2"))
 QUOTAS: Chooser = ((None, "2.35", "v2_1"), ("2.36", "2.56", "v2_36"), ("2.57", None, "v2_57"))
-QUOTA_CLASSES: Chooser = ((None, "2.49", "v2_1"), ("2.50", "2.56", "v2_50"), ("2.57", None, "v2_57"))
+QUOTA_CLASSES: Chooser = (
+    (None, "2.49", "v2_1"),
+    ("2.50", "2.56", "v2_50"),
+    ("2.57", None, "v2_57"),
+)
 LIMITS: Chooser = (
     (None, "2.35", "v2_1"),
     ("2.36", "2.38", "v2_36"),
@@ -102,6 +105,21 @@ ROUTES: dict[tuple[str, str, str | None], Choice] = {
 }
 
 
+# Top-level keys Nova really returns that tempest's schema (frozen before the microversion that
+# added them, and never exercised by tempest's tests) rejects: dropped before validating.
+TOLERATED: dict[tuple[str, str], tuple[str, Version]] = {
+    ("GET", "/os-keypairs"): ("keypairs_links", (2, 35)),
+}
+
+
+def tolerated(method: str, template: str, version: Version, body: Any) -> Any:
+    """``body`` without the keys tempest's schema does not know (see ``TOLERATED``)."""
+    gap = TOLERATED.get((method, template))
+    if gap is None or not isinstance(body, dict) or version < gap[1]:
+        return body
+    return {k: v for k, v in body.items() if k != gap[0]}
+
+
 def _folder(chooser: Chooser, version: Version) -> str:
     # Tempest: no microversion requested -> the entry whose min is None.
     for low, high, folder in chooser:
@@ -119,14 +137,13 @@ def schema_for(method: str, template: str, action: str | None, version: Version)
     if choice is None:
         return None
     folder = _folder(choice.chooser, version)
-    module = importlib.import_module(f"{_BASE}.{folder}.{choice.module}")
+    module = quiet_import(f"{_BASE}.{folder}.{choice.module}")
     return getattr(module, choice.variable)
 
 
 @cache
 def _validator(schema_id: int) -> Any:
-    from tempest.lib.common import jsonschema_validator as jv
-
+    jv = quiet_import("tempest.lib.common.jsonschema_validator")
     return jv.JSONSCHEMA_VALIDATOR(_BODIES[schema_id], format_checker=jv.FORMAT_CHECKER)
 
 
