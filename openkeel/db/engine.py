@@ -56,8 +56,16 @@ def _make_sqlite_engine(url: URL) -> sa.Engine:
         "timeout": SQLITE_BUSY_TIMEOUT_MS / 1000,
     }
     if is_sqlite_memory(url):
-        # One shared connection, otherwise each thread sees its own empty DB.
-        engine = sa.create_engine(url, connect_args=connect_args, poolclass=pool.StaticPool)
+        # The database lives in its one connection: every thread must use that
+        # connection, one at a time (a nested checkout waits for pool_timeout).
+        engine = sa.create_engine(
+            url,
+            connect_args=connect_args,
+            poolclass=pool.QueuePool,
+            pool_size=1,
+            max_overflow=0,
+            pool_recycle=-1,
+        )
     else:
         engine = sa.create_engine(url, connect_args=connect_args, poolclass=pool.QueuePool)
     event.listen(engine, "connect", _configure_sqlite_connection)

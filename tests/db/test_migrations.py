@@ -56,9 +56,9 @@ def test_downgrade_to_base_removes_every_table(db_url: str, tree: Tree) -> None:
 
 
 def test_current_revision_rejects_the_other_tree(db_url: str) -> None:
-    migrate.upgrade(db_url, "cell")
+    migrate.upgrade(db_url, "api")
     with pytest.raises(migrate.MigrationError):
-        migrate.current_revision(db_url, "api")
+        migrate.current_revision(db_url, "cell")
 
 
 def test_the_trees_are_linear_with_one_head() -> None:
