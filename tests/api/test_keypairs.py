@@ -59,7 +59,7 @@ def make_api(tmp_path: Path) -> Iterator[Any]:
     made: list[tuple[ApiClient, ApiServices]] = []
 
     def build(**overrides: object) -> tuple[ApiClient, ApiServices]:
-        services = make_services(tmp_path, **overrides)
+        services = make_services(tmp_path, None, **overrides)
         made.append((_client(services), services))
         return made[-1]
 
@@ -533,9 +533,11 @@ BODIES: list[Any] = [
 def test_create_schemas_answer_as_novas(nova_name: str, ours: dict[str, Any]) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        from nova import exception
-        from nova.api.openstack.compute.schemas import keypairs as nova_schemas
-        from nova.api.validation import validators
+        from nova import exception  # type: ignore[import-untyped]
+        from nova.api.openstack.compute.schemas import (  # type: ignore[import-untyped]
+            keypairs as nova_schemas,
+        )
+        from nova.api.validation import validators  # type: ignore[import-untyped]
 
     nova = validators._SchemaValidator(getattr(nova_schemas, nova_name))
     mine = Schema(ours)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import base64
 import datetime
 import warnings
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -29,11 +28,11 @@ SAMPLE_FINGERPRINT = "1e:2c:9b:56:79:4b:45:77:f9:ca:7a:98:2c:b0:d5:3c"
 
 
 @pytest.fixture(scope="module")
-def nova_crypto() -> ModuleType:
+def nova_crypto() -> Any:
     """Nova's crypto module (the oracle); importing nova warns about eventlet."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        from nova import crypto
+        from nova import crypto  # type: ignore[import-untyped]
 
     return crypto
 
