@@ -36,9 +36,11 @@ def _service(engine: sa.Engine, host: str, binary: str, **extra: Any) -> None:
 
 def _aggregate(services: ApiServices, name: str, zone: str, hosts: list[str]) -> None:
     with services.api_db.begin() as conn:
-        agg_id = conn.execute(
+        key = conn.execute(
             sa.insert(api_tables.aggregates).values(uuid=name, name=name)
-        ).inserted_primary_key[0]
+        ).inserted_primary_key
+        assert key is not None
+        agg_id = key[0]
         conn.execute(
             sa.insert(api_tables.aggregate_metadata).values(
                 aggregate_id=agg_id, key="availability_zone", value=zone
