@@ -47,6 +47,23 @@ def _status(success: str) -> int | None:
     return int(found.group(1)) if found else None
 
 
+def status_windows(success: str) -> list[tuple[int, str | None, str | None]]:
+    """The success codes of a row with their microversion windows.
+
+    ``200`` -> [(200, None, None)]; ``200 (2.1-2.100); 202 (2.101-2.104)`` (en dashes in the
+    spec) -> two windowed entries; ``201 (added) / 204 (already present)`` -> two unwindowed alternatives.
+    """
+    found = []
+    for part in re.split(r"[;/]", success):
+        code = _LEADING_INT.match(part.strip())
+        if code is None:
+            continue
+        window = re.search(r"\((\d+\.\d+)–(\d+\.\d+)\)", part)
+        low, high = (window.group(1), window.group(2)) if window else (None, None)
+        found.append((int(code.group(1)), low, high))
+    return found
+
+
 def _rules(text: str) -> tuple[str, ...]:
     return tuple(_cell(part) for part in text.split(";") if _cell(part) not in ("", "—"))
 
@@ -123,6 +140,11 @@ class ActionRow:
     def removed(self) -> bool:
         """True for always-410 actions."""
         return self.removed_in is not None
+
+    @property
+    def flagged_removed(self) -> bool:
+        """True for removed actions, including os-getRDPConsole (flagged but still windowed)."""
+        return self.removed or "marked removed" in self.success
 
     @property
     def key(self) -> tuple[str, str]:
