@@ -125,7 +125,7 @@ class ComputeApiApp:
         if rest in ("", "/"):
             return self._json(200, versions.version_document(mount, base))
         try:
-            context = self.authenticator.authenticate(headers, request_id)
+            context = await self._authenticate(headers, request_id)
         except Unauthorized as exc:
             return _unauthorized(exc, base)
         context.enforcer = self.enforcer
@@ -155,6 +155,16 @@ class ComputeApiApp:
         except ComputeError as exc:
             return self._fault(fault_for(exc), version, mount)
         return self._reply(result, ep.status, version, mount)
+
+    async def _authenticate(self, headers: dict[str, str], request_id: str) -> RequestContext:
+        """Answer from the authenticator's cache on the loop; validate misses on a worker
+        thread so a slow identity service never blocks other requests."""
+        context = self.authenticator.authenticate_cached(headers, request_id)
+        if context is not None:
+            return context
+        return await asyncio.get_running_loop().run_in_executor(
+            self._executor, self.authenticator.authenticate, headers, request_id
+        )
 
     def _match(self, rest: str) -> tuple[tuple[PathRoute, dict[str, str]] | None, str | None]:
         found = self.routes.match(rest)

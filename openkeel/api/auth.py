@@ -19,7 +19,15 @@ class Authenticator(Protocol):
     """Builds the caller's context from the request headers (lower-cased names)."""
 
     def authenticate(self, headers: dict[str, str], request_id: str) -> RequestContext:
-        """Return the context; raise :class:`Unauthorized` when credentials are bad."""
+        """Return the context; raise :class:`Unauthorized` when credentials are bad.
+
+        May block (network I/O): the app calls it on a worker thread."""
+        ...
+
+    def authenticate_cached(
+        self, headers: dict[str, str], request_id: str
+    ) -> RequestContext | None:
+        """The context when it can be had without I/O, else None (then ``authenticate``)."""
         ...
 
 
@@ -31,6 +39,12 @@ class NoAuth:
     ``X-Roles`` says otherwise. No token, or the keystoneauth ``none`` plugin's placeholder
     ``notused``, means ``admin:admin``: the CLI's ``auth_type: none`` then just works.
     """
+
+    def authenticate_cached(
+        self, headers: dict[str, str], request_id: str
+    ) -> RequestContext | None:
+        """NoAuth never does I/O: always answers here."""
+        return self.authenticate(headers, request_id)
 
     def authenticate(self, headers: dict[str, str], request_id: str) -> RequestContext:
         token = headers.get("x-auth-token", "").strip()

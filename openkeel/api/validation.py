@@ -87,7 +87,6 @@ _FORMATS.checks("az_name_with_leading_trailing_spaces", InvalidName)(
 )
 
 
-@_FORMATS.checks("uuid")
 def _is_uuid(instance: object) -> bool:
     if not isinstance(instance, str):
         return True
@@ -97,7 +96,6 @@ def _is_uuid(instance: object) -> bool:
         return False
 
 
-@_FORMATS.checks("regex")
 def _is_regex(instance: object) -> bool:
     if not isinstance(instance, str):
         return True
@@ -110,7 +108,6 @@ def _is_regex(instance: object) -> bool:
     return True
 
 
-@_FORMATS.checks("date-time")
 def _is_datetime(instance: object) -> bool:
     if not isinstance(instance, str):
         return True
@@ -121,7 +118,6 @@ def _is_datetime(instance: object) -> bool:
     return True
 
 
-@_FORMATS.checks("base64")
 def _is_base64(instance: object) -> bool:
     if not isinstance(instance, str):
         return True
@@ -132,7 +128,6 @@ def _is_base64(instance: object) -> bool:
     return True
 
 
-@_FORMATS.checks("cidr")
 def _is_cidr(instance: object) -> bool:
     if not isinstance(instance, str):
         return True
@@ -145,7 +140,6 @@ def _is_cidr(instance: object) -> bool:
     return True
 
 
-@_FORMATS.checks("ipv4")
 def _is_ipv4(instance: object) -> bool:
     if not isinstance(instance, str):
         return True
@@ -156,7 +150,6 @@ def _is_ipv4(instance: object) -> bool:
     return True
 
 
-@_FORMATS.checks("ipv6")
 def _is_ipv6(instance: object) -> bool:
     if not isinstance(instance, str):
         return True
@@ -165,6 +158,18 @@ def _is_ipv6(instance: object) -> bool:
     except ValueError:
         return False
     return True
+
+
+for _format, _checker in (
+    ("uuid", _is_uuid),
+    ("regex", _is_regex),
+    ("date-time", _is_datetime),
+    ("base64", _is_base64),
+    ("cidr", _is_cidr),
+    ("ipv4", _is_ipv4),
+    ("ipv6", _is_ipv6),
+):
+    _FORMATS.checks(_format)(_checker)
 
 
 def _number_from(instance: object) -> float | int | None:

@@ -16,7 +16,7 @@ from openkeel.cmd.bootstrap import bootstrap_embedded
 from openkeel.conf import make_config
 
 
-def clouds_yaml(url: str) -> str:
+def clouds_yaml(url: str, identity: str) -> str:
     """The ``clouds.yaml`` entry for this cloud (noauth: the token ``notused`` is admin)."""
     return (
         "clouds:\n"
@@ -25,6 +25,8 @@ def clouds_yaml(url: str) -> str:
         "    auth:\n"
         f"      endpoint: {url}\n"
         f"    compute_endpoint_override: {url}\n"
+        "    identity_api_version: 3\n"
+        f"    identity_endpoint_override: {identity}\n"
         "    region_name: RegionOne\n"
     )
 
@@ -45,10 +47,13 @@ def run(data_dir: str, host: str, port: int, config_files: Sequence[str]) -> int
     api_db, cell_dbs = bootstrap_embedded(conf)
     url = f"http://{host}:{port}/v2.1"
     clouds = root / "clouds.yaml"
-    clouds.write_text(clouds_yaml(url))
+    clouds.write_text(clouds_yaml(url, f"http://{host}:{port}/identity/v3"))
     print(f"OpenKeel all-in-one: compute API listening on {url}", flush=True)
     print(f"  data directory: {root}", flush=True)
-    print(f"  clouds.yaml:    {clouds}  (export OS_CLIENT_CONFIG_FILE={clouds};"
-          " then: openstack --os-cloud openkeel flavor list)", flush=True)
+    print(
+        f"  clouds.yaml:    {clouds}  (export OS_CLIENT_CONFIG_FILE={clouds};"
+        " then: openstack --os-cloud openkeel flavor list)",
+        flush=True,
+    )
     serve(ApiServices(conf=conf, api_db=api_db, cell_dbs=cell_dbs), host, port)
     return 0

@@ -3,21 +3,34 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import uvicorn
 
 from openkeel.api.factory import build_api_app
+from openkeel.api.identity_discovery import WithIdentityDiscovery
 from openkeel.api.services import ApiServices
 from openkeel.conf import make_config
 from openkeel.db.engine import make_engine
 
 
 def serve(services: ApiServices, host: str, port: int) -> None:
-    """Run the API with uvicorn (uvloop + httptools) until interrupted."""
-    app = build_api_app(services)
+    """Run the API with uvicorn (uvloop + httptools) until interrupted.
+
+    Without Keystone, identity version discovery is served too (see identity_discovery).
+    """
+    app: Any = build_api_app(services)
+    if services.conf.api.auth_strategy == "noauth2":
+        app = WithIdentityDiscovery(app)
     config = uvicorn.Config(
-        app, host=host, port=port, loop="uvloop", http="httptools", lifespan="on",
-        log_level="warning", access_log=False,
+        app,
+        host=host,
+        port=port,
+        loop="uvloop",
+        http="httptools",
+        lifespan="on",
+        log_level="warning",
+        access_log=False,
     )
     uvicorn.Server(config).run()
 

@@ -68,8 +68,10 @@ def test_flavor_lifecycle(cloud: RunningCloud) -> None:
 
 
 def test_keypair_lifecycle(cloud: RunningCloud) -> None:
-    created = osc(cloud, "keypair", "create", "e2e-key")
-    assert created["name"] == "e2e-key" and "private_key" in created
+    private = cloud.data_dir / "e2e-key.pem"
+    created = osc(cloud, "keypair", "create", "--private-key", str(private), "e2e-key")
+    assert created["name"] == "e2e-key"
+    assert private.read_text().startswith("-----BEGIN")
     assert any(k["Name"] == "e2e-key" for k in osc(cloud, "keypair", "list"))
     shown = osc(cloud, "keypair", "show", "e2e-key")
     assert shown["fingerprint"] == created["fingerprint"]
