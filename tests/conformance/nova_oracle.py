@@ -198,24 +198,31 @@ def all_operations() -> list[Operation]:
     return [op for route in _routes() for op in route.ops.values()]
 
 
-@cache
-def _validator(schema_id: int) -> Any:
-    validators = nova_module("api.validation.validators")
-    return validators._SchemaValidator(_SCHEMAS[schema_id], False, True)
-
-
 _SCHEMAS: dict[int, dict[str, Any]] = {}
 
 
-def schema_errors(schema: dict[str, Any], body: Any) -> list[str]:
-    """Validate ``body`` with Nova's own validator class (compiled once per schema)."""
+@cache
+def _validator(schema_id: int, is_body: bool) -> Any:
+    validators = nova_module("api.validation.validators")
+    return validators._SchemaValidator(_SCHEMAS[schema_id], False, is_body)
+
+
+def validation_error(schema: dict[str, Any], instance: Any, is_body: bool = True) -> str | None:
+    """Nova's 400 message for ``instance`` under ``schema`` (None: valid), using Nova's own
+    validator class (compiled once per schema)."""
     exception = nova_module("exception")
     _SCHEMAS.setdefault(id(schema), schema)
     try:
-        _validator(id(schema)).validate(body)
+        _validator(id(schema), is_body).validate(instance)
     except exception.ValidationError as exc:
-        return [str(exc.kwargs.get("detail") or exc)]
-    return []
+        return str(exc.kwargs.get("detail") or exc)
+    return None
+
+
+def schema_errors(schema: dict[str, Any], body: Any) -> list[str]:
+    """Nova's complaints about a response ``body`` (empty: valid)."""
+    error = validation_error(schema, body)
+    return [] if error is None else [error]
 
 
 @dataclass(frozen=True)
