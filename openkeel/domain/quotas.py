@@ -7,6 +7,7 @@ The names are Nova's quota resource names as they appear in the API bodies
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from types import MappingProxyType
 
 from openkeel.domain.errors import OverQuota
@@ -65,6 +66,23 @@ PERSONALITY_RESOURCES: tuple[str, ...] = (
 def is_unlimited(value: int) -> bool:
     """True for Nova's unlimited marker (any negative limit)."""
     return value <= UNLIMITED
+
+
+@dataclass(frozen=True)
+class QuotaDetail:
+    """One row of ``os-quota-sets/{id}/detail``."""
+
+    limit: int
+    in_use: int
+    reserved: int
+
+
+@dataclass(frozen=True)
+class Settable:
+    """The range a new limit must fall in unless forced (-1 maximum: no maximum)."""
+
+    minimum: int
+    maximum: int
 
 
 class QuotaExceeded(OverQuota):

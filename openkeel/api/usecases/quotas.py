@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
@@ -36,7 +35,9 @@ from openkeel.domain.quotas import (
     PER_PROJECT,
     RESOURCES,
     USER_COUNTED,
+    QuotaDetail,
     QuotaExceeded,
+    Settable,
     is_unlimited,
 )
 
@@ -45,23 +46,6 @@ NOOP_DRIVER = "nova.quota.NoopQuotaDriver"
 UNIFIED_DRIVER = "nova.quota.UnifiedLimitsDriver"
 DEFAULT_CLASS = "default"
 _INSTANCE_RESOURCES = frozenset({"instances", "cores", "ram"})
-
-
-@dataclass(frozen=True)
-class QuotaDetail:
-    """One row of ``os-quota-sets/{id}/detail``."""
-
-    limit: int
-    in_use: int
-    reserved: int
-
-
-@dataclass(frozen=True)
-class Settable:
-    """The range a new limit must fall in unless forced (-1 maximum: no maximum)."""
-
-    minimum: int
-    maximum: int
 
 
 def _sum(a: int, b: int) -> int:

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from openkeel.api.request import ApiRequest
-from openkeel.api.usecases.quotas import QuotaDetail
+from openkeel.domain.quotas import QuotaDetail
 
 _LIMIT_NAMES: dict[str, tuple[str, ...]] = {
     "ram": ("maxTotalRAMSize",),

@@ -6,8 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from openkeel.api.request import ApiRequest
-from openkeel.api.usecases.quotas import QuotaDetail
-from openkeel.domain.quotas import NETWORK_RESOURCES, PERSONALITY_RESOURCES, RESOURCES
+from openkeel.domain.quotas import NETWORK_RESOURCES, PERSONALITY_RESOURCES, RESOURCES, QuotaDetail
 
 
 def hidden_resources(req: ApiRequest) -> tuple[str, ...]:
