@@ -131,8 +131,7 @@ def extra_spec_not_found(flavor_id: str, key: str) -> NotFound:
 def access_exists(flavor_pk: int, project_id: str) -> Conflict:
     """Nova's FlavorAccessExists; Nova names the flavor by its database id here."""
     return Conflict(
-        f"Flavor access already exists for flavor {flavor_pk} and project "
-        f"{project_id} combination."
+        f"Flavor access already exists for flavor {flavor_pk} and project {project_id} combination."
     )
 
 

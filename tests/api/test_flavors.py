@@ -529,3 +529,22 @@ def test_detail_of_100_flavors_costs_two_queries(api: ApiClient, services: ApiSe
     flavors = resp.json()["flavors"]
     assert len(flavors) == 100 and all(f["extra_specs"] for f in flavors)
     assert len([s for s in statements if s.lstrip().upper().startswith("SELECT")]) == 2
+
+
+@pytest.mark.oracle
+def test_description_pattern_is_novas() -> None:
+    from openkeel.api.resources.flavors.schemas import DESCRIPTION_PATTERN
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        nova = importlib.import_module("nova.api.validation.parameter_types")
+    assert nova.valid_description_regex == DESCRIPTION_PATTERN
+
+
+def test_description_rejects_control_characters(api: ApiClient) -> None:
+    body = {"flavor": {"name": "x", "ram": 1, "vcpus": 1, "disk": 1, "description": "a\x01"}}
+    message = fault(api.post("/v2.1/flavors", json=body, version="2.55"), 400)
+    assert message.startswith("Invalid input for field/attribute description. Value: a\x01. ")
+    from openkeel.api.resources.flavors.schemas import DESCRIPTION_PATTERN
+
+    assert message.endswith(f"'a\x01' does not match '{DESCRIPTION_PATTERN}'")
