@@ -90,3 +90,27 @@ def test_fault_shapes() -> None:
 def test_unknown_route_is_unchecked() -> None:
     report = response_check.inspect(_response("GET", "/v2.1/no-such-thing", 200, {}))
     assert report.kind == "unchecked"
+
+
+class _FakeClient:
+    """Stands in for ApiClient: always answers with a fixed response."""
+
+    def __init__(self, resp: httpx.Response) -> None:
+        self.resp = resp
+
+    def request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        return self.resp
+
+
+def test_plugin_wrapper_raises_on_mismatch() -> None:
+    from tests.conformance.plugin import ConformanceError, Tally, _wrap
+
+    tally = Tally()
+    client = _FakeClient(_response("GET", "/v2.1/flavors", 200, {"flavors": [{"id": 1}]}))
+    _wrap(client, tally)
+    with pytest.raises(ConformanceError, match="GET /flavors"):
+        client.request("GET", "/v2.1/flavors")
+    client = _FakeClient(_response("GET", "/v2.1/flavors", 200, {"flavors": []}))
+    _wrap(client, tally)
+    assert client.request("GET", "/v2.1/flavors").status_code == 200
+    assert tally.kinds["nova"] == 2 and tally.tempest == 2
