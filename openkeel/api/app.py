@@ -54,6 +54,10 @@ class ApiError(Exception):
         self.version = version
 
 
+class NoRoute(Exception):
+    """Internal: no route for this method on this path (webob's plain 404, as Nova)."""
+
+
 @dataclass
 class Outgoing:
     """A response about to be sent."""
@@ -150,6 +154,9 @@ class ComputeApiApp:
             result = await asyncio.get_running_loop().run_in_executor(
                 self._executor, _call, ep, req
             )
+        except NoRoute:
+            body, ctype = plain_not_found(headers.get("accept", ""))
+            return Outgoing(404, body, ctype, [])
         except ApiError as exc:
             return self._fault(exc.fault, exc.version, mount)
         except ComputeError as exc:
@@ -239,13 +246,13 @@ class ComputeApiApp:
                 raise Invalid(f"There is no such action: {key}")
         else:
             candidates = route.methods.get(req.method) or []
+        if not candidates:
+            raise NoRoute()
         for ep in candidates:
             if ep.removed:
                 raise ApiError(Fault(410, GONE_MESSAGE), req.version)
             if ep.serves(req.version):
                 return ep
-        if not candidates:
-            raise ApiError(Fault(404, NOT_FOUND_MESSAGE), req.version)
         raise ApiError(Fault(404, NOT_FOUND_MESSAGE), req.version)
 
     @staticmethod

@@ -1,13 +1,16 @@
-"""Keystone version discovery for the keystone-less all-in-one.
+"""Keystone version discovery and project look-up for the keystone-less all-in-one.
 
 python-openstackclient insists on an identity v3 endpoint for some compute commands
-(``flavor create``, ``server list``) even when it never calls Keystone. With noauth there is no
-Keystone, so the all-in-one answers version discovery (and only that) under ``/identity``.
+(``flavor create``, ``server list``) and resolves project names for ``quota show PROJECT`` even
+when nothing else needs Keystone. With noauth there is no Keystone, and a project is whatever
+string the token names, so the all-in-one answers version discovery and ``GET
+/identity/v3/projects[/<id>|?name=<name>]`` with a project whose id and name are that string.
 """
 
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import parse_qsl
 
 import orjson
 
@@ -16,7 +19,21 @@ from openkeel.api.app import Receive, Scope, Send
 PREFIX = "/identity"
 
 
-def _document(base: str, path: str) -> tuple[int, dict[str, Any]]:
+def _project(ident: str) -> dict[str, Any]:
+    return {
+        "id": ident,
+        "name": ident,
+        "domain_id": "default",
+        "enabled": True,
+        "is_domain": False,
+        "parent_id": "default",
+        "description": "",
+        "tags": [],
+        "links": {},
+    }
+
+
+def _document(base: str, path: str, query: str) -> tuple[int, dict[str, Any]]:
     v3 = {
         "id": "v3.14",
         "status": "stable",
@@ -30,6 +47,12 @@ def _document(base: str, path: str) -> tuple[int, dict[str, Any]]:
         return 200, {"version": v3}
     if path.rstrip("/") == PREFIX:
         return 300, {"versions": {"values": [v3]}}
+    projects = f"{PREFIX}/v3/projects"
+    if path.startswith(projects + "/"):
+        return 200, {"project": _project(path[len(projects) + 1 :].strip("/"))}
+    if path.rstrip("/") == projects:
+        names = [v for k, v in parse_qsl(query) if k == "name"]
+        return 200, {"projects": [_project(n) for n in names], "links": {}}
     return 404, {
         "error": {
             "code": 404,
@@ -51,7 +74,8 @@ class WithIdentityDiscovery:
             await self.app(scope, receive, send)
             return
         host = dict(scope["headers"]).get(b"host", b"localhost").decode("latin-1")
-        status, body = _document(f"{scope.get('scheme', 'http')}://{host}", path)
+        query = scope.get("query_string", b"").decode("latin-1")
+        status, body = _document(f"{scope.get('scheme', 'http')}://{host}", path, query)
         payload = orjson.dumps(body)
         await send(
             {

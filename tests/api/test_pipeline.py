@@ -211,3 +211,10 @@ def test_legacy_v2_mount_has_no_version_headers(client: ApiClient) -> None:
     assert resp.status_code == 200
     assert "x-openstack-nova-api-version" not in resp.headers
     assert "vary" not in resp.headers
+
+
+def test_unrouted_method_on_known_path_is_plain_404(client: ApiClient) -> None:
+    resp = client.request("PATCH", "/v2.1/widgets")
+    assert resp.status_code == 404
+    assert resp.headers["content-type"].startswith("text/plain")
+    assert "openstack-api-version" not in resp.headers
