@@ -8,8 +8,9 @@
 #   (KEEP_NOVA=1 leaves it running for the next run).
 # - OpenKeel: `openkeel all-in-one` on a free port in a temporary data dir (SQLite, noauth),
 #   with Nova's benchmark quota config ([quota] key_pairs = -1); stopped at the end.
-# - PROFILE=1 runs the OpenKeel server under py-spy ($PY_SPY, default `py-spy` on PATH) and
-#   writes benchmarks/results/profile-DATE.{svg,txt}.
+# - PROFILE=1 attaches py-spy ($PY_SPY, default `py-spy` on PATH) to the OpenKeel server for
+#   the whole run (--nonblocking, collapsed stacks to $PROFILE_OUT, default
+#   /tmp/openkeel-foundation-profile.raw) and prints `python -m benchmarks.hotspots` of it.
 # Writes benchmarks/results/foundation-DATE.json.
 set -euo pipefail
 
@@ -24,8 +25,13 @@ PY=${PYTHON:-$REPO/.venv/bin/python}
 log() { printf '[run-foundation] %s\n' "$*"; }
 
 WORK=$(mktemp -d /tmp/openkeel-foundation.XXXXXX)
-OK_PID=""; STARTED_NOVA=""
+OK_PID=""; STARTED_NOVA=""; SPY_PID=""
+PROFILE_OUT=${PROFILE_OUT:-/tmp/openkeel-foundation-profile.raw}
 cleanup() {
+  if [ -n "$SPY_PID" ] && kill -0 "$SPY_PID" 2>/dev/null; then
+    kill -INT "$SPY_PID" 2>/dev/null || true
+    for _ in $(seq 1 40); do kill -0 "$SPY_PID" 2>/dev/null || break; sleep 0.25; done
+  fi
   if [ -n "$OK_PID" ] && kill -0 "$OK_PID" 2>/dev/null; then
     kill -INT -- "-$OK_PID" 2>/dev/null || true
     for _ in $(seq 1 40); do kill -0 "$OK_PID" 2>/dev/null || break; sleep 0.25; done
@@ -59,10 +65,6 @@ else
   OK_CMD=("$PY" -m openkeel.cmd.main)
 fi
 OK_CMD+=(all-in-one --data-dir "$WORK/data" --port "$PORT" --config-file "$WORK/bench.conf")
-if [ "${PROFILE:-0}" = 1 ]; then
-  STAMP=$(date +%F)
-  OK_CMD=("${PY_SPY:-py-spy}" record --idle -r 250 -o "$HERE/results/profile-$STAMP.svg" -- "${OK_CMD[@]}")
-fi
 log "starting OpenKeel: ${OK_CMD[*]}"
 mkdir -p "$HERE/results"
 PYTHONPATH=$REPO${PYTHONPATH:+:$PYTHONPATH} setsid "${OK_CMD[@]}" >"$WORK/openkeel.log" 2>&1 </dev/null &
@@ -75,6 +77,19 @@ done
 answers "$OK_URL" || { log "OpenKeel did not answer on $OK_URL"; tail -30 "$WORK/openkeel.log"; exit 1; }
 log "OpenKeel answers on $OK_URL (pgid $OK_PID)"
 
+if [ "${PROFILE:-0}" = 1 ]; then
+  "${PY_SPY:-py-spy}" record --nonblocking -r 100 -f raw -o "$PROFILE_OUT" -p "$OK_PID" \
+    >"$WORK/py-spy.log" 2>&1 &
+  SPY_PID=$!
+fi
+
 cd "$REPO"
 REAL_NOVA_BASE=$REAL_NOVA_BASE "$PY" -m benchmarks.foundation \
   --nova-url "$NOVA_URL" --openkeel-url "$OK_URL" --openkeel-pid "$OK_PID" "$@"
+
+if [ -n "$SPY_PID" ]; then
+  kill -INT "$SPY_PID" 2>/dev/null || true
+  wait "$SPY_PID" 2>/dev/null || true
+  SPY_PID=""
+  "$PY" -m benchmarks.hotspots "$PROFILE_OUT" --filter openkeel/ --top 25
+fi
