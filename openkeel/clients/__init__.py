@@ -1,0 +1,1 @@
+"""Outbound REST adapters (Placement, Glance, ...), each with its own typed errors."""
