@@ -31,6 +31,12 @@ OPTS = [
         min=1,
         help="Seconds since a service last reported after which it is considered down.",
     ),
+    cfg.StrOpt(
+        "instance_name_template",
+        default="instance-%08x",
+        help="Template of instances' internal names (``%d``-style over the id, or over "
+        "``%(id)s`` / ``%(uuid)s``).",
+    ),
     cfg.StrOpt("default_schedule_zone", help="Zone for instances created without one."),
     cfg.StrOpt("state_path", default="./data", help="Top-level directory for state."),
 ]

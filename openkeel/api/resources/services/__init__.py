@@ -1,0 +1,1 @@
+"""``/os-services``: list, enable/disable/force down and delete compute services."""
