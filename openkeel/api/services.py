@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 import sqlalchemy as sa
 from oslo_config import cfg
 
+from openkeel.clients.image import ImageService
+
 
 @dataclass
 class ApiServices:
@@ -20,3 +22,5 @@ class ApiServices:
     api_db: sa.Engine
     # Cell databases by cell mapping uuid (cell0 included), for counting and listing.
     cell_dbs: dict[str, sa.Engine] = field(default_factory=dict)
+    # The image service; None: chosen from [glance] (embedded catalog when no endpoint).
+    images: ImageService | None = None

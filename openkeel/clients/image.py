@@ -1,0 +1,274 @@
+"""The image service adapter: a typed interface and its Glance v2 REST implementation.
+
+The compute API's ``/images`` proxy and (later) the build path call an :class:`ImageService`;
+the composition roots pick :class:`GlanceClient` when ``[glance]`` names an endpoint, else
+the embedded catalog (:mod:`openkeel.clients.image_catalog`). Errors are this module's own
+classes; callers translate them to Nova's API faults.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+
+class ImageError(Exception):
+    """Base of the image adapter's errors."""
+
+
+class ImageNotFound(ImageError):
+    """The image does not exist or is not visible to the caller."""
+
+    def __init__(self, image_id: str) -> None:
+        super().__init__(f"Image {image_id} could not be found.")
+        self.image_id = image_id
+
+
+class ImageNotAuthorized(ImageError):
+    """The image service refused the operation (Glance's 403)."""
+
+    def __init__(self, image_id: str) -> None:
+        super().__init__(f"Not authorized for image {image_id}.")
+        self.image_id = image_id
+
+
+class ImageBadRequest(ImageError):
+    """The image service rejected the query (bad marker, filter or sort key)."""
+
+
+class ImageServiceUnavailable(ImageError):
+    """The image service could not be reached after the configured retries."""
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who asks: image visibility and permissions depend on it."""
+
+    project_id: str | None
+    is_admin: bool = False
+    auth_token: str | None = None
+
+
+@dataclass(frozen=True)
+class Image:
+    """An image as Glance v2 describes it; ``properties`` holds the non-core attributes."""
+
+    id: str
+    name: str | None
+    status: str
+    visibility: str = "public"
+    owner: str | None = None
+    min_ram: int = 0
+    min_disk: int = 0
+    size: int | None = None
+    checksum: str | None = None
+    container_format: str | None = None
+    disk_format: str | None = None
+    protected: bool = False
+    created_at: datetime.datetime | None = None
+    updated_at: datetime.datetime | None = None
+    properties: dict[str, Any] = field(default_factory=dict)
+
+
+class ImageService(Protocol):
+    """What the compute services need from an image service."""
+
+    def get(self, caller: Caller, image_id: str) -> Image:
+        """The image, or ImageNotFound."""
+
+    def list(
+        self,
+        caller: Caller,
+        filters: Mapping[str, str],
+        limit: int | None = None,
+        marker: str | None = None,
+        sort: Sequence[tuple[str, str]] = (("created_at", "desc"), ("id", "desc")),
+    ) -> list[Image]:
+        """Visible images matching Glance v2 ``filters`` (core keys or property names)."""
+
+    def delete(self, caller: Caller, image_id: str) -> None:
+        """Delete the image (ImageNotFound, ImageNotAuthorized)."""
+
+    def update_properties(
+        self, caller: Caller, image_id: str, properties: Mapping[str, Any], purge: bool
+    ) -> Image:
+        """Set ``properties``; with ``purge`` also remove the properties not named."""
+
+
+# Glance v2 image attributes that are not custom properties.
+CORE_KEYS = frozenset(
+    {
+        "id", "name", "status", "visibility", "owner", "min_ram", "min_disk", "size",
+        "checksum", "container_format", "disk_format", "protected", "created_at",
+        "updated_at", "tags", "file", "schema", "self", "direct_url", "locations",
+        "os_hidden", "os_hash_algo", "os_hash_value", "virtual_size", "stores",
+    }
+)  # fmt: skip
+
+
+def parse_time(text: str | None) -> datetime.datetime | None:
+    """Glance's ISO 8601 timestamps (``2011-01-01T01:02:03Z``) as naive UTC datetimes."""
+    if not text:
+        return None
+    parsed = datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    if parsed.tzinfo is not None:
+        parsed = parsed.astimezone(datetime.UTC).replace(tzinfo=None)
+    return parsed
+
+
+def image_from_glance(body: Mapping[str, Any]) -> Image:
+    """An :class:`Image` from a Glance v2 image document."""
+    return Image(
+        id=body["id"],
+        name=body.get("name"),
+        status=body.get("status", "queued"),
+        visibility=body.get("visibility", "shared"),
+        owner=body.get("owner"),
+        min_ram=int(body.get("min_ram") or 0),
+        min_disk=int(body.get("min_disk") or 0),
+        size=body.get("size"),
+        checksum=body.get("checksum"),
+        container_format=body.get("container_format"),
+        disk_format=body.get("disk_format"),
+        protected=bool(body.get("protected", False)),
+        created_at=parse_time(body.get("created_at")),
+        updated_at=parse_time(body.get("updated_at")),
+        properties={k: v for k, v in body.items() if k not in CORE_KEYS},
+    )
+
+
+def glance_filters(filters: Mapping[str, str]) -> dict[str, str]:
+    """Nova's proxy filters in Glance v2 terms: ``property-x`` -> ``x``,
+    ``changes-since`` -> ``updated_at=gte:...``."""
+    out: dict[str, str] = {}
+    for key, value in filters.items():
+        if key.startswith("property-"):
+            out[key.removeprefix("property-")] = value
+        elif key == "changes-since":
+            out["updated_at"] = f"gte:{value}"
+        else:
+            out[key] = value
+    return out
+
+
+# (method, url, headers, body) -> (status, body bytes)
+Transport = Callable[[str, str, dict[str, str], bytes | None], tuple[int, bytes]]
+
+
+def urllib_transport(timeout: float | None) -> Transport:
+    """The default transport (stdlib); raises OSError when the server is unreachable."""
+
+    def send(
+        method: str, url: str, headers: dict[str, str], body: bytes | None
+    ) -> tuple[int, bytes]:
+        request = urllib.request.Request(url, data=body, headers=headers, method=method)
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as resp:
+                return int(resp.status), bytes(resp.read())
+        except urllib.error.HTTPError as err:
+            return int(err.code), bytes(err.read() or b"")
+
+    return send
+
+
+class GlanceClient:
+    """Glance v2 over REST with the caller's token; retries unreachable/503 endpoints."""
+
+    def __init__(
+        self, endpoints: Sequence[str], num_retries: int = 3, transport: Transport | None = None
+    ) -> None:
+        if not endpoints:
+            raise ValueError("GlanceClient needs at least one endpoint")
+        self._endpoints = [e.rstrip("/") for e in endpoints]
+        self._retries = num_retries
+        self._send = transport or urllib_transport(None)
+
+    def _call(
+        self, caller: Caller, method: str, path: str, body: Any = None, patch: bool = False
+    ) -> tuple[int, Any]:
+        headers = {"Accept": "application/json"}
+        if caller.auth_token:
+            headers["X-Auth-Token"] = caller.auth_token
+        data = None
+        if body is not None:
+            headers["Content-Type"] = (
+                "application/openstack-images-v2.1-json-patch" if patch else "application/json"
+            )
+            data = json.dumps(body).encode()
+        for attempt in range(self._retries + 1):
+            endpoint = self._endpoints[attempt % len(self._endpoints)]
+            try:
+                status, raw = self._send(method, f"{endpoint}{path}", headers, data)
+            except OSError:
+                continue
+            if status == 503:
+                continue
+            return status, json.loads(raw) if raw else None
+        raise ImageServiceUnavailable(f"Image service unavailable after {self._retries + 1} tries")
+
+    def _checked(self, status: int, image_id: str, payload: Any) -> Any:
+        if status == 404:
+            raise ImageNotFound(image_id)
+        if status in (401, 403):
+            raise ImageNotAuthorized(image_id)
+        if status == 400:
+            raise ImageBadRequest(json.dumps(payload) if payload else "Bad request")
+        if status >= 300:
+            raise ImageServiceUnavailable(f"Glance answered {status}")
+        return payload
+
+    def get(self, caller: Caller, image_id: str) -> Image:
+        """GET /v2/images/{id}."""
+        status, body = self._call(caller, "GET", f"/v2/images/{urllib.parse.quote(image_id)}")
+        return image_from_glance(self._checked(status, image_id, body))
+
+    def list(
+        self,
+        caller: Caller,
+        filters: Mapping[str, str],
+        limit: int | None = None,
+        marker: str | None = None,
+        sort: Sequence[tuple[str, str]] = (("created_at", "desc"), ("id", "desc")),
+    ) -> list[Image]:
+        """GET /v2/images, following Glance's ``next`` links until ``limit`` is reached."""
+        params = dict(glance_filters(filters))
+        params["sort"] = ",".join(f"{key}:{direction}" for key, direction in sort)
+        if marker:
+            params["marker"] = marker
+        if limit:
+            params["limit"] = str(limit)
+        path: str | None = f"/v2/images?{urllib.parse.urlencode(params)}"
+        images: list[Image] = []
+        while path and (limit is None or len(images) < limit):
+            status, body = self._call(caller, "GET", path)
+            payload = self._checked(status, marker or "", body)
+            images += [image_from_glance(item) for item in payload.get("images", [])]
+            path = payload.get("next")
+        return images[:limit] if limit else images
+
+    def delete(self, caller: Caller, image_id: str) -> None:
+        """DELETE /v2/images/{id}."""
+        status, body = self._call(caller, "DELETE", f"/v2/images/{urllib.parse.quote(image_id)}")
+        self._checked(status, image_id, body)
+
+    def update_properties(
+        self, caller: Caller, image_id: str, properties: Mapping[str, Any], purge: bool
+    ) -> Image:
+        """PATCH /v2/images/{id} with a JSON patch of the properties."""
+        current = self.get(caller, image_id).properties
+        ops: list[dict[str, Any]] = [
+            {"op": "replace" if key in current else "add", "path": f"/{key}", "value": value}
+            for key, value in properties.items()
+        ]
+        if purge:
+            ops += [{"op": "remove", "path": f"/{key}"} for key in current if key not in properties]
+        status, body = self._call(
+            caller, "PATCH", f"/v2/images/{urllib.parse.quote(image_id)}", ops, patch=True
+        )
+        return image_from_glance(self._checked(status, image_id, body))

@@ -1,0 +1,207 @@
+"""The embedded image catalog: a Glance stand-in on one table of the API database.
+
+Used by the all-in-one (and whenever ``[glance]`` names no endpoint) so ``imageRef`` and
+``/images`` work without Glance. Images carry metadata only, no bytes. The table lives outside
+Nova's API schema (its own MetaData, created on first use) and persists with the API database;
+see docs/decisions for why.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import sqlalchemy as sa
+
+from openkeel.clients.image import (
+    Caller,
+    Image,
+    ImageBadRequest,
+    ImageNotAuthorized,
+    ImageNotFound,
+    glance_filters,
+    parse_time,
+)
+
+metadata = sa.MetaData()
+images_table = sa.Table(
+    "openkeel_images",
+    metadata,
+    sa.Column("id", sa.String(36), primary_key=True),
+    sa.Column("name", sa.String(255)),
+    sa.Column("status", sa.String(30), nullable=False),
+    sa.Column("visibility", sa.String(20), nullable=False),
+    sa.Column("owner", sa.String(255)),
+    sa.Column("min_ram", sa.Integer, nullable=False, default=0),
+    sa.Column("min_disk", sa.Integer, nullable=False, default=0),
+    sa.Column("size", sa.BigInteger),
+    sa.Column("checksum", sa.String(32)),
+    sa.Column("container_format", sa.String(32)),
+    sa.Column("disk_format", sa.String(32)),
+    sa.Column("protected", sa.Boolean, nullable=False, default=False),
+    sa.Column("created_at", sa.DateTime, nullable=False),
+    sa.Column("updated_at", sa.DateTime, nullable=False),
+    sa.Column("properties", sa.Text, nullable=False, default="{}"),
+)
+
+# The image the all-in-one starts with (metadata only; a fixed id so docs and tests can use it).
+DEFAULT_IMAGE = Image(
+    id=str(uuid.uuid5(uuid.NAMESPACE_URL, "openkeel:image:cirros-0.6.3-x86_64-disk")),
+    name="cirros-0.6.3-x86_64-disk",
+    status="active",
+    visibility="public",
+    min_ram=0,
+    min_disk=0,
+    size=21692416,
+    checksum="87617e24a5e30cb3b87fe8b3b9b0b4a6",
+    container_format="bare",
+    disk_format="qcow2",
+    created_at=datetime.datetime(2024, 9, 26, 12, 0, 0),
+    updated_at=datetime.datetime(2024, 9, 26, 12, 0, 0),
+    properties={"hw_architecture": "x86_64", "os_distro": "cirros", "os_version": "0.6.3"},
+)
+
+
+def _row_values(image: Image) -> dict[str, Any]:
+    return {
+        "id": image.id,
+        "name": image.name,
+        "status": image.status,
+        "visibility": image.visibility,
+        "owner": image.owner,
+        "min_ram": image.min_ram,
+        "min_disk": image.min_disk,
+        "size": image.size,
+        "checksum": image.checksum,
+        "container_format": image.container_format,
+        "disk_format": image.disk_format,
+        "protected": image.protected,
+        "created_at": image.created_at,
+        "updated_at": image.updated_at,
+        "properties": json.dumps(image.properties),
+    }
+
+
+def _image(row: sa.Row[Any]) -> Image:
+    values = dict(row._mapping)
+    values["properties"] = json.loads(values["properties"])
+    return Image(**values)
+
+
+def _matches(image: Image, key: str, value: str) -> bool:
+    if key == "updated_at" and value.startswith("gte:"):
+        since = parse_time(value[4:])
+        return since is None or (image.updated_at is not None and image.updated_at >= since)
+    if key in ("name", "status", "visibility", "owner", "disk_format", "container_format"):
+        return str(getattr(image, key)) == value
+    if key in ("min_ram", "min_disk", "size"):
+        return str(getattr(image, key)) == value
+    return key in image.properties and str(image.properties[key]) == value
+
+
+class EmbeddedImageCatalog:
+    """An :class:`~openkeel.clients.image.ImageService` over ``openkeel_images``."""
+
+    def __init__(self, engine: sa.Engine) -> None:
+        self._engine = engine
+
+    def install(self, seed_default: bool = True) -> None:
+        """Create the table when missing; a newly created catalog gets the default image."""
+        if sa.inspect(self._engine).has_table(images_table.name):
+            return
+        metadata.create_all(self._engine, checkfirst=True)
+        if seed_default:
+            self.add(DEFAULT_IMAGE)
+
+    def add(self, image: Image) -> Image:
+        """Register an image (the all-in-one seed, snapshots, tests)."""
+        now = datetime.datetime.now(datetime.UTC).replace(tzinfo=None, microsecond=0)
+        values = _row_values(image)
+        values["created_at"] = image.created_at or now
+        values["updated_at"] = image.updated_at or now
+        with self._engine.begin() as conn:
+            conn.execute(images_table.insert().values(**values))
+        return self._load(image.id)
+
+    def _load(self, image_id: str) -> Image:
+        with self._engine.connect() as conn:
+            row = conn.execute(images_table.select().where(images_table.c.id == image_id)).first()
+        if row is None:
+            raise ImageNotFound(image_id)
+        return _image(row)
+
+    @staticmethod
+    def _visible(caller: Caller, image: Image, listing: bool) -> bool:
+        if caller.is_admin or image.visibility == "public" or image.owner == caller.project_id:
+            return True
+        # Like Glance, community images are reachable by id but not listed.
+        return image.visibility == "community" and not listing
+
+    def get(self, caller: Caller, image_id: str) -> Image:
+        """The image when the caller may see it."""
+        image = self._load(image_id)
+        if not self._visible(caller, image, listing=False):
+            raise ImageNotFound(image_id)
+        return image
+
+    def list(
+        self,
+        caller: Caller,
+        filters: Mapping[str, str],
+        limit: int | None = None,
+        marker: str | None = None,
+        sort: Sequence[tuple[str, str]] = (("created_at", "desc"), ("id", "desc")),
+    ) -> list[Image]:
+        """Visible images matching the filters, in Glance's order, after ``marker``."""
+        wanted = glance_filters(filters)
+        with self._engine.connect() as conn:
+            rows = conn.execute(images_table.select()).all()
+        images = [
+            image
+            for image in map(_image, rows)
+            if self._visible(caller, image, listing=True)
+            and all(_matches(image, key, value) for key, value in wanted.items())
+        ]
+        for key, direction in reversed(sort):
+            images.sort(
+                key=lambda i: (getattr(i, key) is not None, getattr(i, key) or 0),
+                reverse=direction == "desc",
+            )
+        if marker is not None:
+            ids = [image.id for image in images]
+            if marker not in ids:
+                raise ImageBadRequest(f"Invalid marker. Image {marker} could not be found.")
+            images = images[ids.index(marker) + 1 :]
+        return images[:limit] if limit else images
+
+    def _owned(self, caller: Caller, image_id: str) -> Image:
+        image = self.get(caller, image_id)
+        if not (caller.is_admin or (image.owner and image.owner == caller.project_id)):
+            raise ImageNotAuthorized(image_id)
+        return image
+
+    def delete(self, caller: Caller, image_id: str) -> None:
+        """Delete an image the caller owns (admins: any unprotected image)."""
+        image = self._owned(caller, image_id)
+        if image.protected:
+            raise ImageNotAuthorized(image_id)
+        with self._engine.begin() as conn:
+            conn.execute(images_table.delete().where(images_table.c.id == image_id))
+
+    def update_properties(
+        self, caller: Caller, image_id: str, properties: Mapping[str, Any], purge: bool
+    ) -> Image:
+        """Set (and with ``purge`` replace) the custom properties."""
+        image = self._owned(caller, image_id)
+        merged = dict(properties) if purge else {**image.properties, **properties}
+        now = datetime.datetime.now(datetime.UTC).replace(tzinfo=None, microsecond=0)
+        with self._engine.begin() as conn:
+            conn.execute(
+                images_table.update()
+                .where(images_table.c.id == image_id)
+                .values(properties=json.dumps(merged), updated_at=now)
+            )
+        return self._load(image_id)
