@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from openkeel.api.services import ApiServices
+from openkeel.clients.image_catalog import EmbeddedImageCatalog
 from openkeel.cmd.api import serve
 from openkeel.cmd.bootstrap import bootstrap_embedded
 from openkeel.conf import make_config
@@ -55,5 +56,10 @@ def run(data_dir: str, host: str, port: int, config_files: Sequence[str]) -> int
         " then: openstack --os-cloud openkeel flavor list)",
         flush=True,
     )
-    serve(ApiServices(conf=conf, api_db=api_db, cell_dbs=cell_dbs), host, port)
+    images = (
+        None
+        if conf.glance.api_servers or conf.glance.endpoint_override
+        else EmbeddedImageCatalog(api_db)
+    )
+    serve(ApiServices(conf=conf, api_db=api_db, cell_dbs=cell_dbs, images=images), host, port)
     return 0

@@ -1,4 +1,5 @@
-"""First-start bootstrap of the embedded default: migrations, cells, standard flavors."""
+"""First-start bootstrap of the embedded default: migrations, cells, standard flavors and
+the embedded image catalog."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import contextlib
 import sqlalchemy as sa
 from oslo_config import cfg
 
+from openkeel.clients.image_catalog import EmbeddedImageCatalog
 from openkeel.db import migrate
 from openkeel.db.engine import make_engine
 from openkeel.db.schema import api as api_schema
@@ -27,6 +29,9 @@ def bootstrap_embedded(conf: cfg.ConfigOpts) -> tuple[sa.Engine, dict[str, sa.En
     migrate.upgrade(api_db, "api")
     cell_dbs = _setup_cells(conf, api_db)
     _seed_flavors(api_db)
+    if not (conf.glance.endpoint_override or conf.glance.api_servers):
+        # No Glance: the embedded image catalog, with a default image on first start.
+        EmbeddedImageCatalog(api_db).install(seed_default=True)
     return api_db, cell_dbs
 
 
