@@ -357,4 +357,55 @@ def all_cases() -> list[Case]:
         *_keypair_cases(),
         *_quota_cases(),
         *_other_cases(),
+        *_image_cases(),
+    ]
+
+
+# The embedded catalog's default image (openkeel.clients.image_catalog.DEFAULT_IMAGE).
+_IMAGE = "/v2.1/images/f889e72b-5f7e-546f-a852-ffb79bfbb64f"
+
+
+def _image_meta(sample: str, items: dict[str, Any] | None = None) -> tuple[Step, ...]:
+    """Give the default image the properties a sample shows."""
+    body = load(sample)
+    if items is None:
+        items = body["image"]["metadata"] if "image" in body else body["images"][0]["metadata"]
+    return (Step("PUT", f"{_IMAGE}/metadata", {"metadata": items}),)
+
+
+def _image_cases() -> list[Case]:
+    meta = load("images/image-metadata-get-resp.json")["metadata"]
+    seeded = (Step("PUT", f"{_IMAGE}/metadata", {"metadata": meta}),)
+    return [
+        Case("images/images-list-get-resp.json", "GET", "/v2.1/images"),
+        Case(
+            "images/images-details-get-resp.json",
+            "GET",
+            "/v2.1/images/detail",
+            setup=_image_meta("images/images-details-get-resp.json"),
+        ),
+        Case("images/image-get-resp.json", "GET", _IMAGE, setup=seeded),
+        Case("images/image-metadata-get-resp.json", "GET", f"{_IMAGE}/metadata", setup=seeded),
+        Case(
+            "images/image-metadata-post-resp.json",
+            "POST",
+            f"{_IMAGE}/metadata",
+            req="images/image-metadata-post-req.json",
+            setup=seeded,
+        ),
+        Case(
+            "images/image-metadata-put-resp.json",
+            "PUT",
+            f"{_IMAGE}/metadata",
+            req="images/image-metadata-put-req.json",
+            setup=seeded,
+        ),
+        Case("images/image-meta-key-get.json", "GET", f"{_IMAGE}/metadata/kernel_id", setup=seeded),
+        Case(
+            "images/image-meta-key-put-resp.json",
+            "PUT",
+            f"{_IMAGE}/metadata/auto_disk_config",
+            req="images/image-meta-key-put-req.json",
+            setup=seeded,
+        ),
     ]
