@@ -1,0 +1,1 @@
+"""The os-aggregates resource: host aggregates, their hosts, metadata and zones (admin)."""

@@ -1,0 +1,1 @@
+"""The os-server-groups resource: affinity and anti-affinity groups of servers."""
