@@ -1,0 +1,1 @@
+"""``/os-hypervisors``: compute nodes with their service state, statistics and servers."""
