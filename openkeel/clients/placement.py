@@ -270,13 +270,18 @@ class PlacementClient:
 
     # -- usages ----------------------------------------------------------------------------
 
-    def get_usages(self, project_id: str, user_id: str | None = None) -> dict[str, int]:
-        """Resource class -> amount used by a project (and user), all consumer types."""
-        params = [("project_id", project_id)]
+    def get_usages(
+        self, project_id: str, user_id: str | None = None, *, consumer_type: str = "all"
+    ) -> dict[str, int]:
+        """Resource class -> amount used by a project (and user) plus ``consumer_count``.
+
+        ``consumer_type`` "all" sums every type, "unknown" is consumers without a type.
+        """
+        params = [("project_id", project_id), ("consumer_type", consumer_type)]
         if user_id is not None:
             params.append(("user_id", user_id))
-        usages: dict[str, int] = self._json("GET", "/usages", params=params)["usages"]
-        return usages
+        groups: dict[str, dict[str, int]] = self._json("GET", "/usages", params=params)["usages"]
+        return groups.get(consumer_type, {"consumer_count": 0})
 
     def get_provider_usages(self, uuid: str) -> dict[str, int]:
         usages: dict[str, int] = self._json("GET", f"/resource_providers/{uuid}/usages")["usages"]

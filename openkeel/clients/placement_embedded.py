@@ -12,6 +12,8 @@ so only one embedded Placement may run per process at a time. Its options live i
 from __future__ import annotations
 
 import threading
+import warnings
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from socketserver import ThreadingMixIn
 from types import TracebackType
@@ -28,6 +30,24 @@ DB_FILE = "placement.sqlite"
 BASE_URL = "http://placement.embedded"
 _ACTIVE_LOCK = threading.Lock()
 _active: EmbeddedPlacement | None = None
+
+
+def _serialized(app: Callable[..., Iterable[bytes]]) -> Callable[..., list[bytes]]:
+    """Run one request at a time: SQLite has a single writer, and Placement's read-then-write
+    transactions would otherwise fail with "database is locked" instead of waiting."""
+    lock = threading.Lock()
+
+    def serialized_app(environ: dict[str, Any], start_response: Any) -> list[bytes]:
+        with lock:
+            result = app(environ, start_response)
+            try:
+                return list(result)
+            finally:
+                close = getattr(result, "close", None)
+                if close is not None:
+                    close()
+
+    return serialized_app
 
 
 class _ThreadingServer(ThreadingMixIn, WSGIServer):
@@ -65,9 +85,11 @@ class EmbeddedPlacement:
         return self
 
     def _load_app(self) -> Any:
-        from placement import conf as placement_conf
-        from placement import db_api, deploy, policy
-        from placement.objects import resource_class, trait
+        with warnings.catch_warnings():  # webob imports the deprecated cgi module
+            warnings.filterwarnings("ignore", category=DeprecationWarning, module="webob.*")
+            from placement import conf as placement_conf
+            from placement import db_api, deploy, policy
+            from placement.objects import resource_class, trait
 
         conf = cfg.ConfigOpts()
         placement_conf.register_opts(conf)
@@ -82,7 +104,8 @@ class EmbeddedPlacement:
         policy.reset()
         trait._TRAITS_SYNCED = False
         resource_class._RESOURCE_CLASSES_SYNCED = False
-        return deploy.loadapp(conf)  # runs Placement's migrations, syncs traits and classes
+        # loadapp runs Placement's migrations and syncs standard traits and resource classes
+        return _serialized(deploy.loadapp(conf))
 
     def stop(self) -> None:
         global _active
