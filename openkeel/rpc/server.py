@@ -1,0 +1,129 @@
+"""RPC servers: listen on a target and dispatch each message to an endpoint method.
+
+Role services (compute, conductor, scheduler) create one ``RpcServer`` per topic with their
+endpoint objects. An endpoint declares the API version it serves (``rpc_version``) and,
+optionally, a ``rpc_namespace``; its public methods are called as
+``method(context: CallContext, **args)`` on a thread pool, one pool per server.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import ClassVar, Protocol
+
+from openkeel.rpc import errors
+from openkeel.rpc.message import (
+    CallContext,
+    Message,
+    Primitive,
+    Reply,
+    Target,
+    describe,
+    is_compatible,
+    to_primitive,
+)
+from openkeel.rpc.transport import Incoming, Listener, Transport
+
+LOG = logging.getLogger(__name__)
+
+DEFAULT_POOL_SIZE = 64  # oslo.messaging's executor_thread_pool_size
+
+
+class Endpoint(Protocol):
+    """What a server dispatches to: an object with versioned public methods."""
+
+    rpc_version: ClassVar[str]
+
+
+class RpcServer:
+    """Serves ``endpoints`` on ``target`` (topic + this server's name) over ``transport``."""
+
+    def __init__(
+        self,
+        transport: Transport,
+        target: Target,
+        endpoints: Sequence[object],
+        *,
+        pool_size: int = DEFAULT_POOL_SIZE,
+    ) -> None:
+        self.transport = transport
+        self.target = target
+        self.endpoints = tuple(endpoints)
+        self._pool_size = pool_size
+        self._pool: ThreadPoolExecutor | None = None
+        self._listener: Listener | None = None
+        self._lock = threading.Lock()
+
+    def start(self) -> RpcServer:
+        """Begin consuming messages (idempotent)."""
+        with self._lock:
+            if self._listener is None:
+                self._pool = ThreadPoolExecutor(
+                    self._pool_size, thread_name_prefix=f"rpc-{self.target.topic}"
+                )
+                self._listener = self.transport.listen(self.target, self._on_message)
+        return self
+
+    def stop(self) -> None:
+        """Stop consuming and wait for the messages in progress."""
+        with self._lock:
+            listener, pool = self._listener, self._pool
+            self._listener = self._pool = None
+        if listener is not None:
+            listener.stop()
+        if pool is not None:
+            pool.shutdown(wait=True)
+
+    def _on_message(self, incoming: Incoming) -> None:
+        pool = self._pool
+        if pool is None:
+            LOG.warning("Dropping %s: server stopped", incoming.message["method"])
+            return
+        try:
+            pool.submit(self._handle, incoming)
+        except RuntimeError:
+            LOG.warning("Dropping %s: server stopping", incoming.message["method"])
+
+    def _handle(self, incoming: Incoming) -> None:
+        message = incoming.message
+        result: Primitive = None
+        failure = None
+        try:
+            result = to_primitive(self.dispatch(message))
+        except Exception as exc:
+            if message["reply_to"] is None:
+                LOG.exception("Cast %s failed", message["method"])
+            failure = describe(exc)
+        if message["reply_to"] is not None:
+            reply: Reply = {"msg_id": message["msg_id"], "result": result, "failure": failure}
+            incoming.reply(reply)
+
+    def dispatch(self, message: Message) -> object:
+        """Run the endpoint method ``message`` names; raise what it raises."""
+        method = self._find(message)
+        return method(CallContext.from_dict(message["context"]), **message["args"])
+
+    def _find(self, message: Message) -> Callable[..., object]:
+        name, version = message["method"], message["version"]
+        in_namespace = [
+            endpoint
+            for endpoint in self.endpoints
+            if getattr(endpoint, "rpc_namespace", None) == message["namespace"]
+        ]
+        compatible = [
+            endpoint
+            for endpoint in in_namespace
+            if is_compatible(str(getattr(endpoint, "rpc_version", "1.0")), version)
+        ]
+        for endpoint in compatible:
+            method = getattr(endpoint, name, None)
+            if not name.startswith("_") and callable(method):
+                return method  # type: ignore[no-any-return]
+        if in_namespace and not compatible:
+            raise errors.UnsupportedVersion(
+                f"Endpoint does not support RPC version {version}. Attempted method: {name}"
+            )
+        raise errors.NoSuchMethod(f"Endpoint does not support RPC method {name}")
