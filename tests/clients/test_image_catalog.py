@@ -1,0 +1,110 @@
+"""The embedded image catalog (persistence, seeding) and the Glance v2 client (fake transport)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from openkeel.clients.image import (
+    Caller,
+    GlanceClient,
+    ImageNotAuthorized,
+    ImageNotFound,
+    ImageServiceUnavailable,
+)
+from openkeel.clients.image_catalog import DEFAULT_IMAGE, EmbeddedImageCatalog
+from openkeel.db.engine import make_engine
+
+ADMIN = Caller("p", is_admin=True)
+
+
+def test_catalog_persists_and_seeds_once(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'api.sqlite'}"
+    first = EmbeddedImageCatalog(make_engine(url))
+    first.install()
+    first.update_properties(ADMIN, DEFAULT_IMAGE.id, {"a": "1"}, purge=True)
+    second = EmbeddedImageCatalog(make_engine(url))
+    second.install()
+    assert [i.id for i in second.list(ADMIN, {})] == [DEFAULT_IMAGE.id]
+    assert second.get(ADMIN, DEFAULT_IMAGE.id).properties == {"a": "1"}
+    second.delete(ADMIN, DEFAULT_IMAGE.id)
+    EmbeddedImageCatalog(make_engine(url)).install()
+    assert second.list(ADMIN, {}) == []
+
+
+class FakeGlance:
+    """A transport answering from a script of (status, body) replies."""
+
+    def __init__(self, *replies: Any) -> None:
+        self.replies = list(replies)
+        self.calls: list[tuple[str, str, dict[str, str], Any]] = []
+
+    def __call__(
+        self, method: str, url: str, headers: dict[str, str], body: bytes | None
+    ) -> tuple[int, bytes]:
+        self.calls.append((method, url, headers, json.loads(body) if body else None))
+        reply = self.replies.pop(0)
+        if isinstance(reply, Exception):
+            raise reply
+        status, payload = reply
+        return status, json.dumps(payload).encode() if payload is not None else b""
+
+
+GLANCE_IMAGE = {
+    "id": "i1",
+    "name": "n",
+    "status": "active",
+    "min_ram": 0,
+    "min_disk": 1,
+    "size": 5,
+    "visibility": "public",
+    "created_at": "2011-01-01T01:02:03Z",
+    "updated_at": "2011-01-01T01:02:03Z",
+    "tags": [],
+    "kernel_id": "k",
+}
+
+
+def test_glance_get_converts_and_sends_token() -> None:
+    fake = FakeGlance((200, GLANCE_IMAGE))
+    image = GlanceClient(["http://g:9292/"], transport=fake).get(Caller("p", False, "tok"), "i1")
+    assert (image.id, image.min_disk, image.properties) == ("i1", 1, {"kernel_id": "k"})
+    assert fake.calls[0][:2] == ("GET", "http://g:9292/v2/images/i1")
+    assert fake.calls[0][2]["X-Auth-Token"] == "tok"
+
+
+def test_glance_list_maps_filters() -> None:
+    fake = FakeGlance((200, {"images": [GLANCE_IMAGE]}))
+    client = GlanceClient(["http://g"], transport=fake)
+    images = client.list(ADMIN, {"property-a": "b", "changes-since": "X"}, limit=1)
+    assert [i.id for i in images] == ["i1"]
+    assert fake.calls[0][1] == (
+        "http://g/v2/images?a=b&updated_at=gte%3AX&sort=created_at%3Adesc%2Cid%3Adesc&limit=1"
+    )
+
+
+def test_glance_errors_and_retries() -> None:
+    client = GlanceClient(["http://g"], num_retries=1, transport=FakeGlance((404, None)))
+    with pytest.raises(ImageNotFound):
+        client.get(ADMIN, "x")
+    client = GlanceClient(["http://g"], transport=FakeGlance((403, None)))
+    with pytest.raises(ImageNotAuthorized):
+        client.delete(ADMIN, "x")
+    fake = FakeGlance(OSError("down"), (503, None))
+    with pytest.raises(ImageServiceUnavailable):
+        GlanceClient(["http://a", "http://b"], num_retries=1, transport=fake).get(ADMIN, "x")
+    assert [c[1] for c in fake.calls] == ["http://a/v2/images/x", "http://b/v2/images/x"]
+
+
+def test_glance_update_patches_properties() -> None:
+    fake = FakeGlance((200, GLANCE_IMAGE), (200, {**GLANCE_IMAGE, "x": "1"}))
+    client = GlanceClient(["http://g"], transport=fake)
+    image = client.update_properties(ADMIN, "i1", {"x": "1"}, purge=True)
+    assert image.properties == {"kernel_id": "k", "x": "1"}
+    assert fake.calls[1][3] == [
+        {"op": "add", "path": "/x", "value": "1"},
+        {"op": "remove", "path": "/kernel_id"},
+    ]
