@@ -3,7 +3,7 @@
 Used by the all-in-one (and whenever ``[glance]`` names no endpoint) so ``imageRef`` and
 ``/images`` work without Glance. Images carry metadata only, no bytes. The table lives outside
 Nova's API schema (its own MetaData, created on first use) and persists with the API database;
-see docs/decisions for why.
+see docs/decisions/0008 for why.
 """
 
 from __future__ import annotations
