@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import httpx
@@ -286,6 +286,39 @@ class PlacementClient:
     def get_provider_usages(self, uuid: str) -> dict[str, int]:
         usages: dict[str, int] = self._json("GET", f"/resource_providers/{uuid}/usages")["usages"]
         return usages
+
+
+class KeystoneTokenAuth(httpx.Auth):
+    """Authenticates with a keystoneauth1 ``Session``'s token; re-authenticates once on 401."""
+
+    def __init__(self, session: Any) -> None:
+        self._session = session
+
+    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+        request.headers["X-Auth-Token"] = self._session.get_token()
+        response = yield request
+        if response.status_code == 401:
+            self._session.invalidate()
+            request.headers["X-Auth-Token"] = self._session.get_token()
+            yield request
+
+
+def connect_with_keystone(
+    session: Any,
+    *,
+    endpoint_override: str | None = None,
+    interfaces: Sequence[str] = ("internal", "public"),
+    region_name: str | None = None,
+    timeout: float = 30.0,
+) -> PlacementClient:
+    """A client for a real Placement: the endpoint from ``endpoint_override`` or the catalog."""
+    endpoint = endpoint_override or session.get_endpoint(
+        service_type="placement", interface=list(interfaces), region_name=region_name
+    )
+    if not endpoint:
+        raise err.PlacementUnavailable("No placement endpoint in the service catalog")
+    http = httpx.Client(base_url=endpoint, auth=KeystoneTokenAuth(session), timeout=timeout)
+    return PlacementClient(http)
 
 
 def _allocations_json(allocations: Allocations) -> dict[str, Any]:

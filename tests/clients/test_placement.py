@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from openkeel.clients import placement_errors as err
-from openkeel.clients.placement import PlacementClient
+from openkeel.clients.placement import PlacementClient, connect_with_keystone
 from openkeel.clients.placement_embedded import EmbeddedPlacement
 from openkeel.clients.placement_models import CandidateQuery, Inventory, ProviderResource
 
@@ -269,3 +269,48 @@ def test_unreachable_and_5xx_are_unavailable() -> None:
     with pytest.raises(err.PlacementUnavailable) as busy_info:
         sick.get_provider(CN1)
     assert (busy_info.value.status, busy_info.value.detail) == (503, "maintenance")
+
+
+class FakeKeystoneSession:
+    """Stands in for keystoneauth1.session.Session: hands out tokens t1, t2, ..."""
+
+    def __init__(self) -> None:
+        self.issued = 0
+
+    def get_token(self) -> str:
+        self.issued += 1
+        return f"t{self.issued}"
+
+    def invalidate(self) -> None:
+        """The next get_token re-authenticates."""
+
+    def get_endpoint(self, **kwargs: object) -> str:
+        assert kwargs == {
+            "service_type": "placement",
+            "interface": ["internal", "public"],
+            "region_name": None,
+        }
+        return "http://catalog.placement"
+
+
+def test_keystone_token_is_renewed_once_on_401(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[tuple[str, str]] = []
+
+    def placement_api(request: httpx.Request) -> httpx.Response:
+        seen.append((str(request.url), request.headers["X-Auth-Token"]))
+        if request.headers["X-Auth-Token"] == "t1":
+            return httpx.Response(401)
+        return httpx.Response(
+            200, json={"traits": ["CUSTOM_GOLD"], "resource_provider_generation": 1}
+        )
+
+    real_client = httpx.Client
+
+    def mocked_client(**kwargs: object) -> httpx.Client:
+        return real_client(transport=httpx.MockTransport(placement_api), **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(httpx, "Client", mocked_client)
+    client = connect_with_keystone(FakeKeystoneSession())
+    assert client.get_traits(CN1) == {"CUSTOM_GOLD"}
+    url = f"http://catalog.placement/resource_providers/{CN1}/traits"
+    assert seen == [(url, "t1"), (url, "t2")]
