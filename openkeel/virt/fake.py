@@ -1,0 +1,518 @@
+"""A simulated hypervisor: in-memory guests, configurable delays, injected failures, events.
+
+Used by functional tests and the all-in-one without KubeVirt (``compute_driver = fake``). One
+FakeDriver is one compute host; it is thread-safe (one lock around the guest table, events and
+delays outside it). Delays go through an injectable ``sleep`` so tests never really wait.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from openkeel.domain.states import PowerState, TaskState
+from openkeel.virt import errors
+from openkeel.virt.driver import ComputeDriver, ProgressCallback, TaskStateCallback
+from openkeel.virt.model import (
+    ConsoleInfo,
+    Diagnostics,
+    DiskTransfer,
+    FlavorSpec,
+    HostResources,
+    ImageSpec,
+    InjectedFile,
+    InstanceInfo,
+    InstanceRef,
+    InstanceSpec,
+    Inventory,
+    InventoryPolicy,
+    LifecycleEvent,
+    LifecycleTransition,
+    LiveMigrationProgress,
+    MigrationRef,
+    NetworkInterface,
+    NodeInventory,
+    RebootType,
+    SnapshotResult,
+    SnapshotTarget,
+    VolumeAttachment,
+)
+
+_T = LifecycleTransition
+
+
+@dataclass(frozen=True)
+class InjectedFailure:
+    """Make ``operation`` fail (for one instance, or any when None) the next ``times`` calls
+    (always when None); transient failures raise TransientDriverError."""
+
+    operation: str
+    instance_uuid: str | None = None
+    transient: bool = False
+    times: int | None = None
+
+
+@dataclass(frozen=True)
+class FakeDriverConfig:
+    """Host size (Nova's fake driver defaults), delays per operation, failures to inject."""
+
+    nodes: tuple[str, ...] = ("fake-mini",)
+    vcpus: int = 1000
+    memory_mb: int = 800000
+    local_gb: int = 600000
+    hypervisor_type: str = "fake"
+    hypervisor_version: int = 1000
+    traits: frozenset[str] = frozenset({"COMPUTE_NET_ATTACH_INTERFACE", "COMPUTE_VOLUME_EXTEND"})
+    delays: Mapping[str, float] = field(default_factory=dict)
+    failures: tuple[InjectedFailure, ...] = ()
+    fail_spawn_for: frozenset[str] = frozenset()
+    unsupported: frozenset[str] = frozenset()
+    live_migration_steps: int = 3
+    console_host: str = "127.0.0.1"
+    vnc_port: int = 5900
+    serial_port: int = 10000
+
+
+@dataclass
+class _Guest:
+    spec: InstanceSpec
+    state: PowerState
+    rescued: bool = False
+    previous_spec: InstanceSpec | None = None  # kept for revert after a same-host resize
+    migrating: bool = False
+    abort_requested: bool = False
+    volumes: dict[str, VolumeAttachment] = field(default_factory=dict)
+    ports: dict[str, NetworkInterface] = field(default_factory=dict)
+    log: list[str] = field(default_factory=list)
+
+
+_STATE_EVENTS = {
+    PowerState.RUNNING: _T.STARTED,
+    PowerState.SHUTDOWN: _T.STOPPED,
+    PowerState.PAUSED: _T.PAUSED,
+    PowerState.SUSPENDED: _T.SUSPENDED,
+}
+
+
+class FakeDriver(ComputeDriver):
+    """In-memory ComputeDriver; see FakeDriverConfig for knobs."""
+
+    name = "fake"
+
+    def __init__(
+        self,
+        config: FakeDriverConfig | None = None,
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        super().__init__()
+        self.config = config or FakeDriverConfig()
+        self.unsupported = self.config.unsupported
+        self._sleep = sleep
+        self._clock = clock
+        self._lock = threading.RLock()
+        self._guests: dict[str, _Guest] = {}
+        self._failures = {f: f.times for f in self.config.failures}
+        self.host: str | None = None
+
+    # --- simulation machinery ----------------------------------------------------------------
+
+    def _enter(self, operation: str, uuid: str | None = None) -> None:
+        """Apply support check, delay and injected failures for one call."""
+        if operation in self.unsupported:
+            raise self._not_supported(operation)
+        delay = self.config.delays.get(operation, 0.0)
+        if delay > 0:
+            self._sleep(delay)
+        if operation == "spawn" and uuid in self.config.fail_spawn_for:
+            raise errors.PermanentDriverError(f"Injected spawn failure for {uuid}")
+        with self._lock:
+            for failure, left in self._failures.items():
+                if failure.operation != operation or left == 0:
+                    continue
+                if failure.instance_uuid not in (None, uuid):
+                    continue
+                if left is not None:
+                    self._failures[failure] = left - 1
+                kind = (
+                    errors.TransientDriverError
+                    if failure.transient
+                    else errors.PermanentDriverError
+                )
+                raise kind(f"Injected {operation} failure for {uuid}")
+
+    def _guest(self, uuid: str) -> _Guest:
+        guest = self._guests.get(uuid)
+        if guest is None:
+            raise errors.InstanceNotFound(uuid)
+        return guest
+
+    def _transition(
+        self, uuid: str, operation: str, allowed: set[PowerState], to: PowerState
+    ) -> None:
+        """Move a guest to ``to`` (no-op if already there) and emit the matching event."""
+        with self._lock:
+            guest = self._guest(uuid)
+            if guest.state == to:
+                return
+            if guest.state not in allowed:
+                raise errors.InvalidGuestState(uuid, operation, guest.state.name.lower())
+            before, guest.state = guest.state, to
+        self._emit(
+            uuid,
+            _T.RESUMED
+            if to == PowerState.RUNNING and before in _PAUSED_LIKE
+            else _STATE_EVENTS[to],
+        )
+
+    def _emit(self, uuid: str, transition: LifecycleTransition) -> None:
+        self.emit_event(LifecycleEvent(uuid, transition, self._clock()))
+
+    # --- host ------------------------------------------------------------------------------
+
+    def init_host(self, host: str) -> None:
+        self.host = host
+
+    def get_available_nodes(self, refresh: bool = False) -> list[str]:
+        return list(self.config.nodes)
+
+    def get_available_resource(self, nodename: str) -> HostResources:
+        if nodename not in self.config.nodes:
+            raise errors.PermanentDriverError(f"Node {nodename} is not managed by this host")
+        with self._lock:
+            flavors = [g.spec.flavor for g in self._guests.values()]
+        cfg = self.config
+        cpu = {"arch": "x86_64", "model": "Nehalem", "vendor": "Intel", "features": ["pge", "clflush"],
+               "topology": {"cores": 1, "threads": 1, "sockets": 4}}  # fmt: skip
+        return HostResources(
+            nodename=nodename,
+            vcpus=cfg.vcpus,
+            memory_mb=cfg.memory_mb,
+            local_gb=cfg.local_gb,
+            vcpus_used=sum(f.vcpus for f in flavors),
+            memory_mb_used=sum(f.memory_mb for f in flavors),
+            local_gb_used=sum(f.root_gb + f.ephemeral_gb for f in flavors),
+            hypervisor_type=cfg.hypervisor_type,
+            hypervisor_version=cfg.hypervisor_version,
+            hypervisor_hostname=nodename,
+            cpu_info=json.dumps(cpu),
+            running_vms=len(flavors),
+        )
+
+    def get_inventory(self, nodename: str, policy: InventoryPolicy) -> NodeInventory:
+        res = self.get_available_resource(nodename)
+        inventories = {
+            "VCPU": Inventory(res.vcpus, policy.reserved_host_cpus, max_unit=res.vcpus,
+                              allocation_ratio=policy.cpu_allocation_ratio),
+            "MEMORY_MB": Inventory(res.memory_mb, policy.reserved_host_memory_mb,
+                                   max_unit=res.memory_mb, allocation_ratio=policy.ram_allocation_ratio),
+            "DISK_GB": Inventory(res.local_gb, -(-policy.reserved_host_disk_mb // 1024),
+                                 max_unit=res.local_gb, allocation_ratio=policy.disk_allocation_ratio),
+        }  # fmt: skip
+        return NodeInventory(nodename, inventories, self.config.traits)
+
+    # --- guests ------------------------------------------------------------------------------
+
+    def list_instances(self) -> list[str]:
+        with self._lock:
+            return [g.spec.ref.name for g in self._guests.values()]
+
+    def list_instance_uuids(self) -> list[str]:
+        with self._lock:
+            return list(self._guests)
+
+    def get_info(self, instance: InstanceRef, use_cache: bool = True) -> InstanceInfo:
+        with self._lock:
+            return InstanceInfo(self._guest(instance.uuid).state, internal_id=instance.uuid)
+
+    def spawn(
+        self,
+        instance: InstanceSpec,
+        *,
+        admin_password: str | None = None,
+        injected_files: Sequence[InjectedFile] = (),
+        power_on: bool = True,
+    ) -> None:
+        self._enter("spawn", instance.uuid)
+        state = PowerState.RUNNING if power_on else PowerState.SHUTDOWN
+        with self._lock:
+            existing = self._guests.get(instance.uuid)
+            if existing is not None and existing.spec != instance:
+                raise errors.InstanceExists(instance.uuid)
+            if existing is None:
+                self._guests[instance.uuid] = _Guest(instance, PowerState.SHUTDOWN,
+                                                     ports={v.port_id: v for v in instance.network})  # fmt: skip
+        if power_on:
+            self._transition(instance.uuid, "spawn", {PowerState.SHUTDOWN}, state)
+
+    def destroy(
+        self,
+        instance: InstanceRef,
+        *,
+        network: Sequence[NetworkInterface] = (),
+        destroy_disks: bool = True,
+    ) -> None:
+        self._enter("destroy", instance.uuid)
+        with self._lock:
+            guest = self._guests.pop(instance.uuid, None)
+        if guest is not None and guest.state != PowerState.SHUTDOWN:
+            self._emit(instance.uuid, _T.STOPPED)
+
+    def cleanup(
+        self,
+        instance: InstanceRef,
+        *,
+        network: Sequence[NetworkInterface] = (),
+        destroy_disks: bool = True,
+        destroy_vifs: bool = True,
+    ) -> None:
+        self._enter("cleanup", instance.uuid)
+
+    def reboot(self, instance: InstanceRef, reboot_type: RebootType) -> None:
+        self._enter("reboot", instance.uuid)
+        with self._lock:
+            guest = self._guest(instance.uuid)
+            if reboot_type == RebootType.SOFT and guest.state != PowerState.RUNNING:
+                raise errors.InvalidGuestState(
+                    instance.uuid, "soft reboot", guest.state.name.lower()
+                )
+            guest.log.append(f"reboot {reboot_type}")
+        self._transition(instance.uuid, "reboot", set(PowerState), PowerState.RUNNING)
+
+    def power_off(self, instance: InstanceRef, timeout: int = 0, retry_interval: int = 0) -> None:
+        self._enter("power_off", instance.uuid)
+        self._transition(instance.uuid, "power off", set(PowerState), PowerState.SHUTDOWN)
+
+    def power_on(self, instance: InstanceSpec) -> None:
+        self._enter("power_on", instance.uuid)
+        allowed = {PowerState.SHUTDOWN, PowerState.CRASHED, PowerState.NOSTATE}
+        self._transition(instance.uuid, "power on", allowed, PowerState.RUNNING)
+
+    def pause(self, instance: InstanceRef) -> None:
+        self._enter("pause", instance.uuid)
+        self._transition(instance.uuid, "pause", {PowerState.RUNNING}, PowerState.PAUSED)
+
+    def unpause(self, instance: InstanceRef) -> None:
+        self._enter("unpause", instance.uuid)
+        self._transition(instance.uuid, "unpause", {PowerState.PAUSED}, PowerState.RUNNING)
+
+    def suspend(self, instance: InstanceRef) -> None:
+        self._enter("suspend", instance.uuid)
+        self._transition(instance.uuid, "suspend", {PowerState.RUNNING}, PowerState.SUSPENDED)
+
+    def resume(self, instance: InstanceSpec) -> None:
+        self._enter("resume", instance.uuid)
+        self._transition(instance.uuid, "resume", {PowerState.SUSPENDED}, PowerState.RUNNING)
+
+    def rescue(
+        self, instance: InstanceSpec, rescue_image: ImageSpec, rescue_password: str | None
+    ) -> None:
+        self._enter("rescue", instance.uuid)
+        with self._lock:
+            self._guest(instance.uuid).rescued = True
+        self._transition(instance.uuid, "rescue", set(PowerState), PowerState.RUNNING)
+
+    def unrescue(self, instance: InstanceRef) -> None:
+        self._enter("unrescue", instance.uuid)
+        with self._lock:
+            self._guest(instance.uuid).rescued = False
+        self._transition(instance.uuid, "unrescue", set(PowerState), PowerState.RUNNING)
+
+    def is_rescued(self, instance: InstanceRef) -> bool:
+        """Test hook: whether the guest currently boots from a rescue image."""
+        with self._lock:
+            return self._guest(instance.uuid).rescued
+
+    def set_admin_password(self, instance: InstanceRef, new_password: str) -> None:
+        self._enter("set_admin_password", instance.uuid)
+        with self._lock:
+            self._guest(instance.uuid).log.append("admin password changed")
+
+    def trigger_crash_dump(self, instance: InstanceRef) -> None:
+        self._enter("trigger_crash_dump", instance.uuid)
+        with self._lock:
+            self._guest(instance.uuid).log.append("NMI received")
+
+    def snapshot(
+        self, instance: InstanceRef, target: SnapshotTarget, update_task_state: TaskStateCallback
+    ) -> SnapshotResult:
+        self._enter("snapshot", instance.uuid)
+        with self._lock:
+            root_gb = self._guest(instance.uuid).spec.flavor.root_gb
+        update_task_state(TaskState.IMAGE_PENDING_UPLOAD, None)
+        update_task_state(TaskState.IMAGE_UPLOADING, TaskState.IMAGE_PENDING_UPLOAD)
+        return SnapshotResult(target.image_id, root_gb * 1024**3, target.disk_format)
+
+    def migrate_disk_and_power_off(
+        self,
+        instance: InstanceSpec,
+        dest_host: str,
+        new_flavor: FlavorSpec,
+        *,
+        timeout: int = 0,
+        retry_interval: int = 0,
+    ) -> DiskTransfer:
+        self._enter("migrate_disk_and_power_off", instance.uuid)
+        self._transition(instance.uuid, "migrate", set(PowerState), PowerState.SHUTDOWN)
+        return DiskTransfer(instance.uuid, ({"path": f"fake://{instance.uuid}/disk"},))
+
+    def finish_migration(
+        self,
+        migration: MigrationRef,
+        instance: InstanceSpec,
+        disks: DiskTransfer,
+        *,
+        resize_instance: bool,
+        power_on: bool = True,
+    ) -> None:
+        self._enter("finish_migration", instance.uuid)
+        with self._lock:
+            existing = self._guests.get(instance.uuid)
+            if existing is None:
+                self._guests[instance.uuid] = _Guest(instance, PowerState.SHUTDOWN)
+            elif existing.spec != instance:  # same-host resize: keep the old definition
+                existing.previous_spec = existing.previous_spec or existing.spec
+                existing.spec = instance
+        if power_on:
+            self._transition(instance.uuid, "finish migration", set(PowerState), PowerState.RUNNING)
+
+    def confirm_migration(self, migration: MigrationRef, instance: InstanceRef) -> None:
+        self._enter("confirm_migration", instance.uuid)
+        with self._lock:
+            guest = self._guests.get(instance.uuid)
+            if guest is None:
+                return
+            if migration.source_host == migration.dest_host:
+                guest.previous_spec = None
+            else:
+                del self._guests[instance.uuid]
+
+    def finish_revert_migration(
+        self, migration: MigrationRef, instance: InstanceSpec, *, power_on: bool = True
+    ) -> None:
+        self._enter("finish_revert_migration", instance.uuid)
+        with self._lock:
+            guest = self._guests.get(instance.uuid)
+            if guest is None:
+                self._guests[instance.uuid] = _Guest(instance, PowerState.SHUTDOWN)
+            else:
+                guest.spec, guest.previous_spec = instance, None
+        if power_on:
+            self._transition(instance.uuid, "revert", set(PowerState), PowerState.RUNNING)
+
+    def live_migration(
+        self,
+        instance: InstanceRef,
+        dest_host: str,
+        on_progress: ProgressCallback,
+        *,
+        block_migration: bool = False,
+    ) -> None:
+        self._enter("live_migration", instance.uuid)
+        with self._lock:
+            guest = self._guest(instance.uuid)
+            guest.migrating, guest.abort_requested = True, False
+            total = guest.spec.flavor.memory_mb * 1024 * 1024
+        steps = max(1, self.config.live_migration_steps)
+        try:
+            for step in range(steps + 1):
+                with self._lock:
+                    if guest.abort_requested:
+                        raise errors.MigrationAborted(instance.uuid)
+                on_progress(
+                    LiveMigrationProgress(instance.uuid, total, total * (steps - step) // steps)
+                )
+        finally:
+            with self._lock:
+                guest.migrating = False
+        with self._lock:
+            self._guests.pop(instance.uuid, None)
+        self._emit(instance.uuid, _T.MIGRATION_COMPLETED)
+
+    def post_live_migration_at_destination(self, instance: InstanceSpec) -> None:
+        self._enter("post_live_migration_at_destination", instance.uuid)
+        with self._lock:
+            self._guests.setdefault(instance.uuid, _Guest(instance, PowerState.RUNNING))
+
+    def live_migration_abort(self, instance: InstanceRef) -> None:
+        self._enter("live_migration_abort", instance.uuid)
+        with self._lock:
+            guest = self._guest(instance.uuid)
+            if not guest.migrating:
+                raise errors.InvalidGuestState(instance.uuid, "abort migration", "not migrating")
+            guest.abort_requested = True
+
+    def live_migration_force_complete(self, instance: InstanceRef) -> None:
+        self._enter("live_migration_force_complete", instance.uuid)
+        with self._lock:
+            self._guest(instance.uuid)
+
+    def attach_volume(self, instance: InstanceRef, attachment: VolumeAttachment) -> None:
+        self._enter("attach_volume", instance.uuid)
+        with self._lock:
+            self._guest(instance.uuid).volumes[attachment.volume_id] = attachment
+
+    def detach_volume(self, instance: InstanceRef, volume_id: str) -> None:
+        self._enter("detach_volume", instance.uuid)
+        with self._lock:
+            self._guest(instance.uuid).volumes.pop(volume_id, None)
+
+    def attach_interface(self, instance: InstanceRef, vif: NetworkInterface) -> None:
+        self._enter("attach_interface", instance.uuid)
+        with self._lock:
+            self._guest(instance.uuid).ports[vif.port_id] = vif
+
+    def detach_interface(self, instance: InstanceRef, port_id: str) -> None:
+        self._enter("detach_interface", instance.uuid)
+        with self._lock:
+            self._guest(instance.uuid).ports.pop(port_id, None)
+
+    def attached(self, instance: InstanceRef) -> tuple[frozenset[str], frozenset[str]]:
+        """Test hook: (volume ids, port ids) currently plugged into the guest."""
+        with self._lock:
+            guest = self._guest(instance.uuid)
+            return frozenset(guest.volumes), frozenset(guest.ports)
+
+    def get_console_output(self, instance: InstanceRef) -> str:
+        self._enter("get_console_output", instance.uuid)
+        with self._lock:
+            guest = self._guest(instance.uuid)
+            return "".join(f"{line}\n" for line in ["FAKE CONSOLE OUTPUT", *guest.log])
+
+    def get_vnc_console(self, instance: InstanceRef) -> ConsoleInfo:
+        self._enter("get_vnc_console", instance.uuid)
+        with self._lock:
+            self._guest(instance.uuid)
+        return ConsoleInfo(self.config.console_host, self.config.vnc_port)
+
+    def get_serial_console(self, instance: InstanceRef) -> ConsoleInfo:
+        self._enter("get_serial_console", instance.uuid)
+        with self._lock:
+            self._guest(instance.uuid)
+        return ConsoleInfo(self.config.console_host, self.config.serial_port)
+
+    def get_diagnostics(self, instance: InstanceRef) -> Diagnostics:
+        self._enter("get_diagnostics", instance.uuid)
+        with self._lock:
+            guest = self._guest(instance.uuid)
+            spec = guest.spec
+            return Diagnostics(
+                state=guest.state.notification_name,
+                driver=self.name,
+                hypervisor=self.config.hypervisor_type,
+                config_drive=spec.config_drive,
+                num_cpus=spec.flavor.vcpus,
+                num_nics=len(guest.ports),
+                num_disks=1 + len(guest.volumes),
+                memory_mb=spec.flavor.memory_mb,
+            )
+
+
+_PAUSED_LIKE = {PowerState.PAUSED, PowerState.SUSPENDED}
+
+__all__ = ["FakeDriver", "FakeDriverConfig", "InjectedFailure"]

@@ -1,0 +1,298 @@
+"""Value types passed to and returned by virt drivers (see openkeel.virt.driver).
+
+Frozen and self-contained so that a driver can build its hypervisor objects (e.g. KubeVirt
+manifests) from them with pure functions: compute converts its instance record, flavor, image
+and network info into these before calling the driver; no ORM or RPC object crosses the line.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from openkeel.domain.states import PowerState
+
+JsonValue = str | int | float | bool | None
+
+
+@dataclass(frozen=True)
+class FlavorSpec:
+    """The flavor as embedded in the instance (resizes pass the new one)."""
+
+    flavor_id: str
+    name: str
+    vcpus: int
+    memory_mb: int
+    root_gb: int
+    ephemeral_gb: int = 0
+    swap_mb: int = 0
+    extra_specs: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ImageSpec:
+    """The Glance image the guest boots from (or is rescued with); properties are Glance's."""
+
+    image_id: str
+    disk_format: str | None = None
+    container_format: str | None = None
+    min_disk_gb: int = 0
+    min_ram_mb: int = 0
+    size_bytes: int | None = None
+    properties: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class BlockDevice:
+    """One block device mapping after compute resolved it (volumes attached on Cinder's side)."""
+
+    source_type: str  # image | volume | snapshot | blank
+    destination_type: str  # local | volume
+    boot_index: int | None
+    size_gb: int | None = None
+    volume_id: str | None = None
+    device_name: str | None = None
+    disk_bus: str | None = None
+    device_type: str | None = None  # disk | cdrom | lun
+    guest_format: str | None = None  # e.g. swap
+    delete_on_termination: bool = False
+    connection_info: Mapping[str, JsonValue] = field(default_factory=dict)
+    tag: str | None = None
+
+
+@dataclass(frozen=True)
+class NetworkInterface:
+    """One bound port (Neutron VIF) with its addresses."""
+
+    port_id: str
+    network_id: str
+    mac_address: str
+    fixed_ips: tuple[str, ...] = ()
+    vif_type: str = "ovs"
+    vnic_type: str = "normal"
+    mtu: int | None = None
+    tag: str | None = None
+
+
+@dataclass(frozen=True)
+class InstanceRef:
+    """Enough to find a guest on the hypervisor: Nova UUID, hypervisor name, owning project."""
+
+    uuid: str
+    name: str
+    project_id: str
+
+
+@dataclass(frozen=True)
+class InstanceSpec:
+    """Everything a driver needs to define a guest (spawn, finish_migration, rescue...)."""
+
+    ref: InstanceRef
+    hostname: str
+    user_id: str
+    flavor: FlavorSpec
+    image: ImageSpec | None  # None when booted from volume
+    block_devices: tuple[BlockDevice, ...] = ()
+    network: tuple[NetworkInterface, ...] = ()
+    user_data: str | None = None  # base64, as the API received it
+    metadata: Mapping[str, str] = field(default_factory=dict)
+    key_data: str | None = None
+    config_drive: bool = False
+    display_name: str = ""
+    availability_zone: str | None = None
+
+    @property
+    def uuid(self) -> str:
+        return self.ref.uuid
+
+
+@dataclass(frozen=True)
+class InjectedFile:
+    """A personality file (legacy API < 2.57)."""
+
+    path: str
+    contents: bytes
+
+
+class RebootType(enum.StrEnum):
+    """Nova's reboot types: SOFT asks the guest (ACPI), HARD resets it."""
+
+    SOFT = "SOFT"
+    HARD = "HARD"
+
+
+@dataclass(frozen=True)
+class MigrationRef:
+    """The migration record a cold migration/resize step belongs to."""
+
+    migration_id: int
+    source_host: str
+    dest_host: str
+    source_node: str
+    dest_node: str
+    migration_type: str = "resize"  # resize | migration | live-migration | evacuation
+
+
+@dataclass(frozen=True)
+class DiskTransfer:
+    """What migrate_disk_and_power_off hands to finish_migration on the destination."""
+
+    instance_uuid: str
+    disks: tuple[Mapping[str, JsonValue], ...] = ()
+
+
+@dataclass(frozen=True)
+class VolumeAttachment:
+    """A Cinder volume to hot-plug (connection_info from Cinder's attachment)."""
+
+    volume_id: str
+    mountpoint: str
+    connection_info: Mapping[str, JsonValue] = field(default_factory=dict)
+    disk_bus: str | None = None
+    device_type: str | None = None
+    tag: str | None = None
+
+
+@dataclass(frozen=True)
+class SnapshotTarget:
+    """The image record (already created in the image service) a snapshot uploads into."""
+
+    image_id: str
+    name: str
+    disk_format: str = "raw"
+    container_format: str = "bare"
+
+
+@dataclass(frozen=True)
+class SnapshotResult:
+    image_id: str
+    size_bytes: int
+    disk_format: str
+
+
+@dataclass(frozen=True)
+class InstanceInfo:
+    """The guest as the hypervisor sees it."""
+
+    state: PowerState
+    internal_id: str | None = None  # hypervisor-side id (domain id, VMI uid...)
+
+
+@dataclass(frozen=True)
+class ConsoleInfo:
+    """Where a console proxy connects to (Nova's ConsoleVNC / ConsoleSerial)."""
+
+    host: str
+    port: int
+    internal_access_path: str | None = None
+
+
+@dataclass(frozen=True)
+class Diagnostics:
+    """Standardised diagnostics (API >= 2.48); unknown values stay None."""
+
+    state: str
+    driver: str
+    hypervisor: str | None = None
+    hypervisor_os: str | None = None
+    uptime: int | None = None
+    config_drive: bool = False
+    num_cpus: int = 0
+    num_nics: int = 0
+    num_disks: int = 0
+    memory_mb: int = 0
+
+
+@dataclass(frozen=True)
+class LiveMigrationProgress:
+    """Reported through the live_migration progress callback."""
+
+    instance_uuid: str
+    memory_total_bytes: int
+    memory_remaining_bytes: int
+
+    @property
+    def percent(self) -> int:
+        if self.memory_total_bytes <= 0:
+            return 100
+        done = self.memory_total_bytes - self.memory_remaining_bytes
+        return done * 100 // self.memory_total_bytes
+
+
+class LifecycleTransition(enum.IntEnum):
+    """Nova's lifecycle event codes (nova.virt.event), also their order on the wire."""
+
+    STARTED = 0
+    STOPPED = 1
+    PAUSED = 2
+    RESUMED = 3
+    SUSPENDED = 4
+    POSTCOPY_STARTED = 5
+    MIGRATION_COMPLETED = 6
+
+    @property
+    def title(self) -> str:
+        return self.name.replace("_", " ").capitalize()
+
+
+@dataclass(frozen=True)
+class LifecycleEvent:
+    """A guest changed power state without (or as a result of) a compute request."""
+
+    instance_uuid: str
+    transition: LifecycleTransition
+    timestamp: datetime
+
+
+@dataclass(frozen=True)
+class HostResources:
+    """Node totals and usage for the compute_nodes record (Nova's get_available_resource)."""
+
+    nodename: str
+    vcpus: int
+    memory_mb: int
+    local_gb: int
+    vcpus_used: int
+    memory_mb_used: int
+    local_gb_used: int
+    hypervisor_type: str
+    hypervisor_version: int
+    hypervisor_hostname: str
+    cpu_info: str = "{}"
+    disk_available_least: int = 0
+    running_vms: int = 0
+
+
+@dataclass(frozen=True)
+class InventoryPolicy:
+    """Operator settings applied to the raw totals (Nova: *_allocation_ratio, reserved_host_*)."""
+
+    cpu_allocation_ratio: float = 4.0
+    ram_allocation_ratio: float = 1.0
+    disk_allocation_ratio: float = 1.0
+    reserved_host_cpus: int = 0
+    reserved_host_memory_mb: int = 512
+    reserved_host_disk_mb: int = 0
+
+
+@dataclass(frozen=True)
+class Inventory:
+    """One Placement inventory record."""
+
+    total: int
+    reserved: int = 0
+    min_unit: int = 1
+    max_unit: int = 1
+    step_size: int = 1
+    allocation_ratio: float = 1.0
+
+
+@dataclass(frozen=True)
+class NodeInventory:
+    """What update_provider_tree reports for one node: inventories by resource class, traits."""
+
+    nodename: str
+    inventories: Mapping[str, Inventory]
+    traits: frozenset[str] = frozenset()
