@@ -14,7 +14,6 @@ import sqlalchemy as sa
 
 from openkeel.db.repositories import compute_nodes as nodes_repo
 from openkeel.db.schema import cell as cell_tables
-
 from tests.api.test_os_services import Cloud, build_cloud
 
 ADMIN = "admin:admin"
@@ -35,7 +34,7 @@ def _fault(resp: Any, status: int, message: str) -> None:
 
 
 def test_index_ids_per_microversion(cloud: Cloud) -> None:
-    svc, cn = cloud.compute("host1", disabled=True)
+    _svc, cn = cloud.compute("host1", disabled=True)
     assert _get(cloud, "").json() == {"hypervisors": [
         {"id": cn.id, "hypervisor_hostname": "host1", "state": "up", "status": "disabled"}]}  # fmt: skip
     assert _get(cloud, "", "2.53").json() == {"hypervisors": [
@@ -89,7 +88,7 @@ def test_show_unmapped_host_is_not_found(cloud: Cloud) -> None:
 
 def test_with_servers(cloud: Cloud) -> None:
     _, cn = cloud.compute("host1")
-    _, cn2 = cloud.compute("host2")
+    _, _cn2 = cloud.compute("host2")
     first = cloud.instance("host1", "a")
     servers = _get(cloud, "?with_servers=true", "2.53").json()["hypervisors"]
     assert [h.get("servers") for h in servers] == [
