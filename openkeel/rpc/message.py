@@ -22,7 +22,9 @@ Primitive = None | bool | int | float | str | list["Primitive"] | dict[str, "Pri
 class SupportsPrimitive(Protocol):
     """A typed payload: a value that knows its wire form."""
 
-    def to_primitive(self) -> Primitive: ...
+    def to_primitive(self) -> object:
+        """Wire form: primitives, or more payloads that turn into primitives."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -111,7 +113,7 @@ def is_compatible(available: str, wanted: str) -> bool:
 def to_primitive(value: object) -> Primitive:
     """Turn a payload into JSON-able primitives (typed payloads via ``to_primitive()``)."""
     if isinstance(value, SupportsPrimitive):
-        return value.to_primitive()
+        return to_primitive(value.to_primitive())
     if value is None or isinstance(value, bool | int | float | str):
         return value
     if isinstance(value, Mapping):

@@ -1,0 +1,148 @@
+"""Client of the compute role (topic ``compute``, server = the instance's host), ComputeAPI 6.x.
+
+Instance-scoped methods go to ``instance.host`` unless a host is given, as in Nova.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Protocol
+
+from openkeel.rpc import errors
+from openkeel.rpc.client import RpcClient
+from openkeel.rpc.clients.base import Payload, RoleRpcClient
+from openkeel.rpc.message import CallContext
+
+SERVER_VERSION = "6.5"
+
+# [upgrade_levels] compute release aliases.
+RELEASE_ALIASES: Mapping[str, str] = {
+    "queens": "5.0",
+    "rocky": "5.0",
+    "stein": "5.1",
+    "train": "5.3",
+    "ussuri": "5.11",
+    "victoria": "5.12",
+    "wallaby": "6.0",
+    "xena": "6.0",
+    "yoga": "6.0",
+    "zed": "6.1",
+    "antelope": "6.2",
+    "bobcat": "6.2",
+    "caracal": "6.3",
+    "dalmatian": "6.3",
+    "epoxy": "6.4",
+    "flamingo": "6.4",
+    "gazpacho": "6.5",
+    "hibiscus": "6.5",
+}
+
+
+class InstancePayload(Protocol):
+    """What the compute client needs from an instance: its host and its wire form."""
+
+    @property
+    def host(self) -> str | None: ...
+
+    def to_primitive(self) -> object: ...
+
+
+class ComputeRpcClient(RoleRpcClient):
+    """Talks to the nova-compute-like service of one host."""
+
+    topic = "compute"
+    base_version = "6.0"
+    aliases = RELEASE_ALIASES
+
+    def build_and_run_instance(
+        self,
+        context: CallContext,
+        instance: InstancePayload,
+        host: str,
+        image: Payload,
+        request_spec: Payload,
+        filter_properties: Payload,
+        *,
+        admin_password: str | None = None,
+        injected_files: Sequence[Payload] | None = None,
+        requested_networks: Sequence[Payload] | None = None,
+        security_groups: Sequence[str] | None = None,
+        block_device_mapping: Sequence[Payload] | None = None,
+        node: str | None = None,
+        limits: Payload | None = None,
+        host_list: Sequence[Payload] | None = None,
+        accel_uuids: Sequence[str] | None = None,
+    ) -> None:
+        """Spawn ``instance`` on ``host`` (cast)."""
+        version = self.pick_version("build_and_run_instance", "6.0", "5.11")
+        self._to(host, version).cast(
+            context,
+            "build_and_run_instance",
+            instance=instance,
+            image=image,
+            request_spec=request_spec,
+            filter_properties=filter_properties,
+            admin_password=admin_password,
+            injected_files=injected_files,
+            requested_networks=requested_networks,
+            security_groups=security_groups,
+            block_device_mapping=block_device_mapping,
+            node=node,
+            limits=limits,
+            host_list=host_list,
+            accel_uuids=accel_uuids,
+        )
+
+    def terminate_instance(
+        self, context: CallContext, instance: InstancePayload, bdms: Sequence[Payload]
+    ) -> None:
+        """Destroy ``instance`` on its host (cast)."""
+        version = self.pick_version("terminate_instance", "6.0", "5.0")
+        self._to(_host_of(instance), version).cast(
+            context, "terminate_instance", instance=instance, bdms=list(bdms)
+        )
+
+    def stop_instance(
+        self,
+        context: CallContext,
+        instance: InstancePayload,
+        *,
+        do_cast: bool = True,
+        clean_shutdown: bool = True,
+    ) -> None:
+        """Power ``instance`` off (cast, or call when ``do_cast`` is false)."""
+        version = self.pick_version("stop_instance", "6.0", "5.0")
+        rpc = self._to(_host_of(instance), version)
+        send = rpc.cast if do_cast else rpc.call
+        send(context, "stop_instance", instance=instance, clean_shutdown=clean_shutdown)
+
+    def start_instance(self, context: CallContext, instance: InstancePayload) -> None:
+        """Power ``instance`` on (cast)."""
+        version = self.pick_version("start_instance", "6.0", "5.0")
+        self._to(_host_of(instance), version).cast(context, "start_instance", instance=instance)
+
+    def reboot_instance(
+        self,
+        context: CallContext,
+        instance: InstancePayload,
+        block_device_info: Payload | None,
+        reboot_type: str,
+    ) -> None:
+        """Reboot ``instance`` (``reboot_type`` SOFT or HARD) (cast)."""
+        version = self.pick_version("reboot_instance", "6.0", "5.0")
+        self._to(_host_of(instance), version).cast(
+            context,
+            "reboot_instance",
+            instance=instance,
+            block_device_info=block_device_info,
+            reboot_type=reboot_type,
+        )
+
+    def _to(self, host: str, version: str) -> RpcClient:
+        return self.rpc.prepare(server=host, version=version)
+
+
+def _host_of(instance: InstancePayload) -> str:
+    if not instance.host:
+        raise errors.InvalidTarget("No compute host specified")
+    return instance.host

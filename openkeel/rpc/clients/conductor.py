@@ -1,0 +1,48 @@
+"""Client of the conductor role (topic ``conductor``): Nova's ComputeTaskAPI methods.
+
+They live in the ``compute_task`` namespace of the conductor topic, as in Nova.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from openkeel.rpc.clients.base import Payload, RoleRpcClient
+from openkeel.rpc.message import CallContext
+
+SERVER_VERSION = "1.26"  # ComputeTaskManager
+
+
+class ConductorRpcClient(RoleRpcClient):
+    """Talks to any conductor."""
+
+    topic = "conductor"
+    namespace = "compute_task"
+    base_version = "1.0"
+
+    def schedule_and_build_instances(
+        self,
+        context: CallContext,
+        build_requests: Sequence[Payload],
+        request_specs: Sequence[Payload],
+        image: Payload,
+        admin_password: str | None,
+        injected_files: Sequence[Payload],
+        requested_networks: Sequence[Payload] | None,
+        block_device_mapping: Sequence[Payload],
+        tags: Sequence[Payload] | None = None,
+    ) -> None:
+        """Schedule and build the servers of one create request (cast)."""
+        version = self.pick_version("schedule_and_build_instances", "1.17", "1.16")
+        args: dict[str, object] = {
+            "build_requests": list(build_requests),
+            "request_specs": list(request_specs),
+            "image": image,
+            "admin_password": admin_password,
+            "injected_files": list(injected_files),
+            "requested_networks": None if requested_networks is None else list(requested_networks),
+            "block_device_mapping": list(block_device_mapping),
+        }
+        if version == "1.17":
+            args["tags"] = None if tags is None else list(tags)
+        self.rpc.prepare(version=version).cast(context, "schedule_and_build_instances", **args)

@@ -1,0 +1,258 @@
+"""Role clients: Nova's method names, versions, targets and marshalled payloads, on both
+transports."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from openkeel.rpc import CallContext, InvalidTarget, RpcServer, Target, UnsupportedVersion
+from openkeel.rpc.clients import (
+    ComputeRpcClient,
+    ConductorRpcClient,
+    SchedulerRpcClient,
+    compute,
+    conductor,
+    scheduler,
+)
+from openkeel.rpc.message import Message
+from tests.rpc.conftest import Transports
+
+CTX = CallContext(user_id="u1", project_id="p1", roles=("member",), request_id="req-9")
+WAIT = 10.0
+
+
+@dataclass(frozen=True)
+class Instance:
+    uuid: str
+    host: str | None
+
+    def to_primitive(self) -> dict[str, object]:
+        return {"uuid": self.uuid, "host": self.host}
+
+
+class Recorder:
+    """Endpoint that records every message it dispatches and answers ``result``."""
+
+    def __init__(self, version: str, namespace: str | None = None, result: object = None) -> None:
+        self.rpc_version = version
+        self.rpc_namespace = namespace
+        self.result = result
+        self.received: list[tuple[str, dict[str, Any]]] = []
+        self.arrived = threading.Event()
+
+    def __getattr__(self, name: str) -> Callable[..., object]:
+        if name.startswith("_"):
+            raise AttributeError(name)
+
+        def record(context: CallContext, **args: Any) -> object:
+            assert context == CTX
+            self.received.append((name, args))
+            self.arrived.set()
+            return self.result
+
+        return record
+
+    def wait(self) -> list[tuple[str, dict[str, Any]]]:
+        assert self.arrived.wait(WAIT)
+        self.arrived.clear()
+        return self.received
+
+
+class VersionSpy(RpcServer):
+    """Server that also records the version of each message."""
+
+    versions: list[str]
+
+    def dispatch(self, message: Message) -> object:
+        self.versions.append(message["version"])
+        return super().dispatch(message)
+
+
+@pytest.fixture
+def serve(
+    transports: Transports, stoppers: list[Callable[[], None]]
+) -> Callable[[Target, Recorder], VersionSpy]:
+    def start(target: Target, endpoint: Recorder) -> VersionSpy:
+        server = VersionSpy(transports.new(), target, [endpoint])
+        server.versions = []
+        stoppers.append(server.stop)
+        server.start()
+        return server
+
+    return start
+
+
+Serve = Callable[[Target, Recorder], VersionSpy]
+
+
+def test_build_and_run_instance_casts_to_the_host(serve: Serve, transports: Transports) -> None:
+    endpoint = Recorder(compute.SERVER_VERSION)
+    other = Recorder(compute.SERVER_VERSION)
+    server = serve(Target("compute", server="host2"), endpoint)
+    serve(Target("compute", server="host1"), other)
+    ComputeRpcClient(transports.new(), timeout=WAIT).build_and_run_instance(
+        CTX,
+        Instance("i-1", None),
+        "host2",
+        {"id": "img"},
+        {"num_instances": 1},
+        {},
+        security_groups=["default"],
+        node="node2",
+    )
+    assert endpoint.wait() == [
+        (
+            "build_and_run_instance",
+            {
+                "instance": {"uuid": "i-1", "host": None},
+                "image": {"id": "img"},
+                "request_spec": {"num_instances": 1},
+                "filter_properties": {},
+                "admin_password": None,
+                "injected_files": None,
+                "requested_networks": None,
+                "security_groups": ["default"],
+                "block_device_mapping": None,
+                "node": "node2",
+                "limits": None,
+                "host_list": None,
+                "accel_uuids": None,
+            },
+        )
+    ]
+    assert server.versions == ["6.0"]
+    assert other.received == []
+
+
+@pytest.mark.parametrize(
+    ("send", "expected"),
+    [
+        (
+            lambda c, i: c.terminate_instance(CTX, i, [{"volume_id": "v"}]),
+            ("terminate_instance", {"bdms": [{"volume_id": "v"}]}),
+        ),
+        (lambda c, i: c.start_instance(CTX, i), ("start_instance", {})),
+        (
+            lambda c, i: c.stop_instance(CTX, i, clean_shutdown=False),
+            ("stop_instance", {"clean_shutdown": False}),
+        ),
+        (
+            lambda c, i: c.reboot_instance(CTX, i, None, "HARD"),
+            ("reboot_instance", {"block_device_info": None, "reboot_type": "HARD"}),
+        ),
+    ],
+    ids=["terminate", "start", "stop", "reboot"],
+)
+def test_instance_methods_cast_to_the_instance_host(
+    serve: Serve,
+    transports: Transports,
+    send: Callable[[ComputeRpcClient, Instance], None],
+    expected: tuple[str, dict[str, object]],
+) -> None:
+    endpoint = Recorder(compute.SERVER_VERSION)
+    server = serve(Target("compute", server="h1"), endpoint)
+    send(ComputeRpcClient(transports.new(), timeout=WAIT), Instance("i-1", "h1"))
+    name, args = expected
+    assert endpoint.wait() == [(name, {"instance": {"uuid": "i-1", "host": "h1"}, **args})]
+    assert server.versions == ["6.0"]
+
+
+def test_stop_instance_can_wait(serve: Serve, transports: Transports) -> None:
+    endpoint = Recorder(compute.SERVER_VERSION)
+    serve(Target("compute", server="h1"), endpoint)
+    client = ComputeRpcClient(transports.new(), timeout=WAIT)
+    client.stop_instance(CTX, Instance("i-1", "h1"), do_cast=False)
+    assert endpoint.received == [
+        ("stop_instance", {"instance": {"uuid": "i-1", "host": "h1"}, "clean_shutdown": True})
+    ]
+
+
+def test_compute_version_cap_by_release_alias(serve: Serve, transports: Transports) -> None:
+    server = serve(Target("compute", server="h1"), Recorder("5.13"))
+    client = ComputeRpcClient(transports.new(), version_cap="ussuri", timeout=WAIT)
+    assert client.rpc.version_cap == "5.11"
+    client.stop_instance(CTX, Instance("i-1", "h1"), do_cast=False)
+    assert server.versions == ["5.0"]
+    with pytest.raises(UnsupportedVersion) as raised:
+        ComputeRpcClient(transports.new(), version_cap="queens").build_and_run_instance(
+            CTX, Instance("i-1", None), "h1", {}, {}, {}
+        )
+    assert str(raised.value) == (
+        "Cannot send build_and_run_instance: version cap 5.0 allows none of 6.0, 5.11"
+    )
+
+
+def test_instance_without_host_is_refused(transports: Transports) -> None:
+    with pytest.raises(InvalidTarget, match=r"^No compute host specified$"):
+        ComputeRpcClient(transports.new()).start_instance(CTX, Instance("i-1", None))
+
+
+def test_select_destinations_calls_a_scheduler(serve: Serve, transports: Transports) -> None:
+    hosts = [[{"service_host": "h1", "nodename": "n1"}]]
+    endpoint = Recorder(scheduler.SERVER_VERSION, result=hosts)
+    server = serve(Target("scheduler", server="s1"), endpoint)
+    client = SchedulerRpcClient(transports.new(), timeout=WAIT)
+    assert client.select_destinations(CTX, {"num_instances": 1}, ["i-1"]) == hosts
+    assert endpoint.received == [
+        (
+            "select_destinations",
+            {
+                "spec_obj": {"num_instances": 1},
+                "instance_uuids": ["i-1"],
+                "return_objects": False,
+                "return_alternates": False,
+            },
+        )
+    ]
+    assert server.versions == ["4.5"]
+    capped = SchedulerRpcClient(transports.new(), version_cap="4.4", timeout=WAIT)
+    capped.select_destinations(CTX, {}, [], return_objects=True, return_alternates=True)
+    assert server.versions == ["4.5", "4.4"]
+
+
+def test_update_instance_info_reaches_every_scheduler(serve: Serve, transports: Transports) -> None:
+    endpoints = [Recorder(scheduler.SERVER_VERSION), Recorder(scheduler.SERVER_VERSION)]
+    for number, endpoint in enumerate(endpoints):
+        serve(Target("scheduler", server=f"s{number}"), endpoint)
+    SchedulerRpcClient(transports.new()).update_instance_info(CTX, "h1", {"instances": []})
+    for endpoint in endpoints:
+        assert endpoint.wait() == [
+            ("update_instance_info", {"host_name": "h1", "instance_info": {"instances": []}})
+        ]
+
+
+@pytest.mark.parametrize(("cap", "version"), [(None, "1.17"), ("1.16", "1.16")])
+def test_schedule_and_build_instances(
+    serve: Serve, transports: Transports, cap: str | None, version: str
+) -> None:
+    endpoint = Recorder(conductor.SERVER_VERSION, namespace="compute_task")
+    server = serve(Target("conductor", server="c1"), endpoint)
+    ConductorRpcClient(transports.new(), version_cap=cap).schedule_and_build_instances(
+        CTX,
+        [{"uuid": "i-1"}],
+        [{"num_instances": 1}],
+        {"id": "img"},
+        "pw",
+        [],
+        None,
+        [],
+        tags=[{"tag": "a"}],
+    )
+    expected: dict[str, object] = {
+        "build_requests": [{"uuid": "i-1"}],
+        "request_specs": [{"num_instances": 1}],
+        "image": {"id": "img"},
+        "admin_password": "pw",
+        "injected_files": [],
+        "requested_networks": None,
+        "block_device_mapping": [],
+    }
+    if version == "1.17":
+        expected["tags"] = [{"tag": "a"}]
+    assert endpoint.wait() == [("schedule_and_build_instances", expected)]
+    assert server.versions == [version]
