@@ -1,0 +1,373 @@
+"""The ComputeDriver contract, run against every driver in conftest.DRIVERS.
+
+An operation a driver lists in ``unsupported`` must raise NotSupported; every other one must
+behave as documented in openkeel.virt.driver.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from dataclasses import replace
+
+import pytest
+
+from openkeel.domain.states import PowerState, TaskState
+from openkeel.virt import errors
+from openkeel.virt.driver import OPTIONAL_OPERATIONS, ComputeDriver
+from openkeel.virt.model import (
+    FlavorSpec,
+    ImageSpec,
+    InstanceRef,
+    InstanceSpec,
+    InventoryPolicy,
+    LifecycleEvent,
+    LifecycleTransition,
+    LiveMigrationProgress,
+    MigrationRef,
+    NetworkInterface,
+    RebootType,
+    SnapshotTarget,
+    VolumeAttachment,
+)
+from tests.contract.virt.conftest import DriverFactory
+
+T = LifecycleTransition
+SMALL = FlavorSpec("1", "m1.small", vcpus=1, memory_mb=512, root_gb=1)
+LARGE = FlavorSpec("2", "m1.large", vcpus=2, memory_mb=1024, root_gb=2)
+IMAGE = ImageSpec("155d900f-4e14-4e4c-a73d-069cbf4541e6", disk_format="qcow2")
+PORT = NetworkInterface("p-1", "n-1", "fa:16:3e:00:00:01", ("10.0.0.3",))
+
+
+def make_spec(flavor: FlavorSpec = SMALL) -> InstanceSpec:
+    server_id = str(uuid.uuid4())
+    ref = InstanceRef(server_id, f"instance-{server_id[:8]}", "project-1")
+    return InstanceSpec(ref, "vm1", "user-1", flavor, IMAGE, network=(PORT,))
+
+
+def listen(driver: ComputeDriver) -> list[tuple[str, LifecycleTransition]]:
+    seen: list[tuple[str, LifecycleTransition]] = []
+
+    def on_event(event: LifecycleEvent) -> None:
+        seen.append((event.instance_uuid, event.transition))
+
+    driver.register_event_listener(on_event)
+    return seen
+
+
+def needs(driver: ComputeDriver, *operations: str) -> None:
+    missing = set(operations) & driver.unsupported
+    if missing:
+        pytest.skip(f"{driver.name} does not support {sorted(missing)}")
+
+
+def state(driver: ComputeDriver, spec: InstanceSpec) -> PowerState:
+    return driver.get_info(spec.ref).state
+
+
+@pytest.fixture
+def running(driver: ComputeDriver) -> InstanceSpec:
+    spec = make_spec()
+    driver.spawn(spec)
+    return spec
+
+
+def test_unsupported_is_a_subset_of_optional_operations(driver: ComputeDriver) -> None:
+    assert driver.unsupported <= OPTIONAL_OPERATIONS
+
+
+def test_host_resources_and_inventory(driver: ComputeDriver) -> None:
+    (node,) = driver.get_available_nodes()
+    res = driver.get_available_resource(node)
+    assert res.nodename == node and res.vcpus > 0 and res.memory_mb > 0 and res.local_gb > 0
+    inv = driver.get_inventory(node, InventoryPolicy(reserved_host_disk_mb=1025))
+    assert set(inv.inventories) >= {"VCPU", "MEMORY_MB", "DISK_GB"}
+    assert inv.inventories["VCPU"].allocation_ratio == 4.0
+    assert inv.inventories["MEMORY_MB"].reserved == 512
+    assert inv.inventories["DISK_GB"].reserved == 2  # MB rounded up to whole GB
+
+
+def test_spawn_then_running_listed_and_accounted(driver: ComputeDriver) -> None:
+    events = listen(driver)
+    node = driver.get_available_nodes()[0]
+    before = driver.get_available_resource(node)
+    spec = make_spec(LARGE)
+    driver.spawn(spec)
+    assert state(driver, spec) == PowerState.RUNNING
+    assert driver.instance_exists(spec.ref)
+    assert spec.uuid in driver.list_instance_uuids()
+    assert spec.ref.name in driver.list_instances()
+    after = driver.get_available_resource(node)
+    assert after.vcpus_used - before.vcpus_used == 2
+    assert after.memory_mb_used - before.memory_mb_used == 1024
+    assert events == [(spec.uuid, T.STARTED)]
+
+
+def test_spawn_powered_off_and_retry_is_idempotent(driver: ComputeDriver) -> None:
+    spec = make_spec()
+    driver.spawn(spec, power_on=False)
+    assert state(driver, spec) == PowerState.SHUTDOWN
+    driver.spawn(spec)  # retry after a crash converges to the wanted power state
+    assert state(driver, spec) == PowerState.RUNNING
+    assert driver.list_instance_uuids().count(spec.uuid) == 1
+
+
+def test_spawn_with_different_definition_is_refused(
+    driver: ComputeDriver, running: InstanceSpec
+) -> None:
+    with pytest.raises(errors.InstanceExists):
+        driver.spawn(replace(running, flavor=LARGE))
+
+
+def test_unknown_instance_is_not_found(driver: ComputeDriver) -> None:
+    ref = make_spec().ref
+    assert not driver.instance_exists(ref)
+    with pytest.raises(errors.InstanceNotFound) as info:
+        driver.get_info(ref)
+    assert info.value.message == f"Instance {ref.uuid} could not be found."
+    with pytest.raises(errors.InstanceNotFound):
+        driver.power_off(ref)
+
+
+def test_destroy_is_idempotent(driver: ComputeDriver, running: InstanceSpec) -> None:
+    events = listen(driver)
+    driver.destroy(running.ref)
+    driver.destroy(running.ref)
+    driver.cleanup(running.ref)
+    assert not driver.instance_exists(running.ref)
+    assert events == [(running.uuid, T.STOPPED)]
+
+
+def test_power_off_and_on(driver: ComputeDriver, running: InstanceSpec) -> None:
+    events = listen(driver)
+    driver.power_off(running.ref, timeout=60, retry_interval=10)
+    driver.power_off(running.ref)
+    assert state(driver, running) == PowerState.SHUTDOWN
+    driver.power_on(running)
+    driver.power_on(running)
+    assert state(driver, running) == PowerState.RUNNING
+    assert events == [(running.uuid, T.STOPPED), (running.uuid, T.STARTED)]
+
+
+@pytest.mark.parametrize(
+    ("go", "back", "held", "went"),
+    [("pause", "unpause", PowerState.PAUSED, T.PAUSED), ("suspend", "resume", PowerState.SUSPENDED, T.SUSPENDED)],
+)  # fmt: skip
+def test_pause_and_suspend_round_trip(
+    driver: ComputeDriver,
+    running: InstanceSpec,
+    go: str,
+    back: str,
+    held: PowerState,
+    went: LifecycleTransition,
+) -> None:
+    needs(driver, go, back)
+    events = listen(driver)
+    getattr(driver, go)(running.ref)
+    assert state(driver, running) == held
+    getattr(driver, back)(running if back == "resume" else running.ref)
+    assert state(driver, running) == PowerState.RUNNING
+    assert events == [(running.uuid, went), (running.uuid, T.RESUMED)]
+
+
+def test_unpause_of_a_running_guest_is_refused(
+    driver: ComputeDriver, running: InstanceSpec
+) -> None:
+    needs(driver, "pause")
+    driver.pause(running.ref)
+    driver.pause(running.ref)  # idempotent
+    driver.unpause(running.ref)
+    driver.power_off(running.ref)
+    with pytest.raises(errors.InvalidGuestState):
+        driver.pause(running.ref)
+
+
+@pytest.mark.parametrize("reboot_type", list(RebootType))
+def test_reboot_leaves_guest_running(
+    driver: ComputeDriver, running: InstanceSpec, reboot_type: RebootType
+) -> None:
+    driver.reboot(running.ref, reboot_type)
+    assert state(driver, running) == PowerState.RUNNING
+
+
+def test_hard_reboot_starts_a_stopped_guest_soft_does_not(
+    driver: ComputeDriver, running: InstanceSpec
+) -> None:
+    driver.power_off(running.ref)
+    with pytest.raises(errors.InvalidGuestState):
+        driver.reboot(running.ref, RebootType.SOFT)
+    events = listen(driver)
+    driver.reboot(running.ref, RebootType.HARD)
+    assert state(driver, running) == PowerState.RUNNING
+    assert events == [(running.uuid, T.STARTED)]
+
+
+def test_rescue_and_unrescue(driver: ComputeDriver, running: InstanceSpec) -> None:
+    needs(driver, "rescue", "unrescue")
+    driver.rescue(running, IMAGE, "secret")
+    assert state(driver, running) == PowerState.RUNNING
+    driver.unrescue(running.ref)
+    assert state(driver, running) == PowerState.RUNNING
+
+
+def test_snapshot_reports_task_states_and_keeps_power(
+    driver: ComputeDriver, running: InstanceSpec
+) -> None:
+    needs(driver, "snapshot")
+    calls: list[tuple[TaskState, TaskState | None]] = []
+    result = driver.snapshot(
+        running.ref, SnapshotTarget("img-1", "snap"), lambda new, old: calls.append((new, old))
+    )
+    assert result.image_id == "img-1"
+    assert calls == [
+        (TaskState.IMAGE_PENDING_UPLOAD, None),
+        (TaskState.IMAGE_UPLOADING, TaskState.IMAGE_PENDING_UPLOAD),
+    ]
+    assert state(driver, running) == PowerState.RUNNING
+
+
+RESIZE_OPS = ("migrate_disk_and_power_off", "finish_migration", "confirm_migration")
+
+
+@pytest.mark.parametrize("same_host", [False, True])
+def test_resize_then_confirm(make_driver: DriverFactory, same_host: bool) -> None:
+    source = make_driver("host-a")
+    dest = source if same_host else make_driver("host-b")
+    needs(source, *RESIZE_OPS)
+    spec = make_spec()
+    source.spawn(spec)
+    migration = MigrationRef(1, "host-a", "host-a" if same_host else "host-b", "n", "n")
+    disks = source.migrate_disk_and_power_off(spec, migration.dest_host, LARGE)
+    assert state(source, spec) == PowerState.SHUTDOWN
+    resized = replace(spec, flavor=LARGE)
+    dest.finish_migration(migration, resized, disks, resize_instance=True)
+    assert state(dest, resized) == PowerState.RUNNING
+    source.confirm_migration(migration, spec.ref)
+    source.confirm_migration(migration, spec.ref)  # idempotent
+    assert dest.instance_exists(spec.ref)
+    assert source.instance_exists(spec.ref) == same_host
+
+
+@pytest.mark.parametrize("same_host", [False, True])
+def test_resize_then_revert(make_driver: DriverFactory, same_host: bool) -> None:
+    source = make_driver("host-a")
+    dest = source if same_host else make_driver("host-b")
+    needs(source, *RESIZE_OPS, "finish_revert_migration")
+    spec = make_spec()
+    source.spawn(spec)
+    migration = MigrationRef(2, "host-a", "host-a" if same_host else "host-b", "n", "n")
+    disks = source.migrate_disk_and_power_off(spec, migration.dest_host, LARGE)
+    dest.finish_migration(migration, replace(spec, flavor=LARGE), disks, resize_instance=True)
+    if not same_host:
+        dest.destroy(spec.ref)
+    source.finish_revert_migration(migration, spec)
+    assert state(source, spec) == PowerState.RUNNING
+    node = source.get_available_nodes()[0]
+    assert source.get_available_resource(node).vcpus_used == 1
+
+
+def test_live_migration_reports_progress_and_completes(make_driver: DriverFactory) -> None:
+    source, dest = make_driver("host-a"), make_driver("host-b")
+    needs(source, "live_migration", "post_live_migration_at_destination")
+    spec = make_spec()
+    source.spawn(spec)
+    events = listen(source)
+    progress: list[LiveMigrationProgress] = []
+    source.live_migration(spec.ref, "host-b", progress.append)
+    dest.post_live_migration_at_destination(spec)
+    assert progress and progress[-1].percent == 100
+    assert not source.instance_exists(spec.ref)
+    assert state(dest, spec) == PowerState.RUNNING
+    assert events == [(spec.uuid, T.MIGRATION_COMPLETED)]
+
+
+def test_live_migration_abort_keeps_guest_on_source(driver: ComputeDriver) -> None:
+    needs(driver, "live_migration", "live_migration_abort")
+    spec = make_spec()
+    driver.spawn(spec)
+    with pytest.raises(errors.InvalidGuestState):
+        driver.live_migration_abort(spec.ref)
+
+    def abort_on_first(_p: LiveMigrationProgress) -> None:
+        driver.live_migration_abort(spec.ref)
+
+    with pytest.raises(errors.MigrationAborted):
+        driver.live_migration(spec.ref, "host-b", abort_on_first)
+    assert state(driver, spec) == PowerState.RUNNING
+
+
+def test_volume_and_interface_hotplug_are_idempotent(
+    driver: ComputeDriver, running: InstanceSpec
+) -> None:
+    needs(driver, "attach_volume", "detach_volume", "attach_interface", "detach_interface")
+    attachment = VolumeAttachment("vol-1", "/dev/vdb")
+    port2 = replace(PORT, port_id="p-2")
+    for _ in range(2):
+        driver.attach_volume(running.ref, attachment)
+        driver.attach_interface(running.ref, port2)
+    for _ in range(2):
+        driver.detach_volume(running.ref, "vol-1")
+        driver.detach_interface(running.ref, "p-2")
+    assert state(driver, running) == PowerState.RUNNING
+
+
+def test_consoles_and_diagnostics(driver: ComputeDriver, running: InstanceSpec) -> None:
+    needs(driver, "get_console_output", "get_vnc_console", "get_serial_console", "get_diagnostics")
+    assert isinstance(driver.get_console_output(running.ref), str)
+    assert driver.get_vnc_console(running.ref).port > 0
+    assert driver.get_serial_console(running.ref).port > 0
+    diag = driver.get_diagnostics(running.ref)
+    assert (diag.state, diag.num_cpus, diag.memory_mb) == ("running", 1, 512)
+
+
+def _call(driver: ComputeDriver, spec: InstanceSpec, operation: str) -> Callable[[], object]:
+    migration = MigrationRef(1, "a", "b", "n", "n")
+    calls: dict[str, Callable[[], object]] = {
+        "resume": lambda: driver.resume(spec),
+        "rescue": lambda: driver.rescue(spec, IMAGE, None),
+        "snapshot": lambda: driver.snapshot(spec.ref, SnapshotTarget("i", "s"), lambda *a: None),
+        "migrate_disk_and_power_off": lambda: driver.migrate_disk_and_power_off(spec, "b", LARGE),
+        "finish_migration": lambda: driver.finish_migration(
+            migration, spec, driver_disks(spec), resize_instance=False
+        ),
+        "confirm_migration": lambda: driver.confirm_migration(migration, spec.ref),
+        "finish_revert_migration": lambda: driver.finish_revert_migration(migration, spec),
+        "live_migration": lambda: driver.live_migration(spec.ref, "b", lambda p: None),
+        "post_live_migration_at_destination": lambda: driver.post_live_migration_at_destination(
+            spec
+        ),
+        "attach_volume": lambda: driver.attach_volume(spec.ref, VolumeAttachment("v", "/dev/vdb")),
+        "detach_volume": lambda: driver.detach_volume(spec.ref, "v"),
+        "attach_interface": lambda: driver.attach_interface(spec.ref, PORT),
+        "detach_interface": lambda: driver.detach_interface(spec.ref, "p"),
+        "set_admin_password": lambda: driver.set_admin_password(spec.ref, "pw"),
+    }
+    return calls.get(operation, lambda: getattr(driver, operation)(spec.ref))
+
+
+def driver_disks(spec: InstanceSpec) -> object:
+    from openkeel.virt.model import DiskTransfer
+
+    return DiskTransfer(spec.uuid)
+
+
+def test_declared_unsupported_operations_raise_not_supported(driver: ComputeDriver) -> None:
+    spec = make_spec()
+    driver.spawn(spec)
+    for operation in sorted(driver.unsupported):
+        with pytest.raises(errors.NotSupported) as info:
+            _call(driver, spec, operation)()
+        assert info.value.operation == operation
+
+
+def test_every_optional_operation_is_callable_in_the_test_table(driver: ComputeDriver) -> None:
+    spec = make_spec()
+    for operation in OPTIONAL_OPERATIONS:
+        assert callable(_call(driver, spec, operation))
+
+
+def test_listener_can_be_cleared(driver: ComputeDriver) -> None:
+    events = listen(driver)
+    driver.register_event_listener(None)
+    driver.spawn(make_spec())
+    assert events == []
