@@ -16,6 +16,7 @@ from openkeel.domain.states import PowerState, TaskState
 from openkeel.virt import errors
 from openkeel.virt.driver import OPTIONAL_OPERATIONS, ComputeDriver
 from openkeel.virt.model import (
+    DiskTransfer,
     FlavorSpec,
     ImageSpec,
     InstanceRef,
@@ -345,9 +346,7 @@ def _call(driver: ComputeDriver, spec: InstanceSpec, operation: str) -> Callable
     return calls.get(operation, lambda: getattr(driver, operation)(spec.ref))
 
 
-def driver_disks(spec: InstanceSpec) -> object:
-    from openkeel.virt.model import DiskTransfer
-
+def driver_disks(spec: InstanceSpec) -> DiskTransfer:
     return DiskTransfer(spec.uuid)
 
 
