@@ -10,13 +10,14 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from openkeel.domain.states import PowerState, TaskState
 from openkeel.virt import errors
 from openkeel.virt.driver import ComputeDriver, ProgressCallback, TaskStateCallback
+from openkeel.virt.fake_config import FakeDriverConfig, InjectedFailure
 from openkeel.virt.model import (
     ConsoleInfo,
     Diagnostics,
@@ -43,38 +44,6 @@ from openkeel.virt.model import (
 )
 
 _T = LifecycleTransition
-
-
-@dataclass(frozen=True)
-class InjectedFailure:
-    """Make ``operation`` fail (for one instance, or any when None) the next ``times`` calls
-    (always when None); transient failures raise TransientDriverError."""
-
-    operation: str
-    instance_uuid: str | None = None
-    transient: bool = False
-    times: int | None = None
-
-
-@dataclass(frozen=True)
-class FakeDriverConfig:
-    """Host size (Nova's fake driver defaults), delays per operation, failures to inject."""
-
-    nodes: tuple[str, ...] = ("fake-mini",)
-    vcpus: int = 1000
-    memory_mb: int = 800000
-    local_gb: int = 600000
-    hypervisor_type: str = "fake"
-    hypervisor_version: int = 1000
-    traits: frozenset[str] = frozenset({"COMPUTE_NET_ATTACH_INTERFACE", "COMPUTE_VOLUME_EXTEND"})
-    delays: Mapping[str, float] = field(default_factory=dict)
-    failures: tuple[InjectedFailure, ...] = ()
-    fail_spawn_for: frozenset[str] = frozenset()
-    unsupported: frozenset[str] = frozenset()
-    live_migration_steps: int = 3
-    console_host: str = "127.0.0.1"
-    vnc_port: int = 5900
-    serial_port: int = 10000
 
 
 @dataclass
