@@ -182,10 +182,9 @@ def test_members_only_live_instances(api: ApiClient, services: ApiServices, tmp_
         conn.execute(sa.insert(cell_tables.instances).values(uuid=GONE, deleted=1))
     shown = api.get(f"{SG}/{gid}", token=USER).json()["server_group"]
     assert sorted(shown["members"]) == sorted([BUILDING, LIVE])
-    assert sorted(api.get(SG, token=USER).json()["server_groups"][0]["members"]) == [
-        "building",
-        "live",
-    ]
+    assert sorted(api.get(SG, token=USER).json()["server_groups"][0]["members"]) == sorted(
+        [BUILDING, LIVE]
+    )
     assert api.delete(f"{SG}/{gid}", token=USER).status_code == 204
     with services.api_db.connect() as conn:
         assert (
