@@ -1,0 +1,89 @@
+"""Options of the compute role (Nova's ``[DEFAULT]`` compute options and ``[compute]``) and of
+the embedded network adapter (``[openkeel_network]``).
+
+Read by openkeel.compute (service, resource tracker, periodic tasks) and openkeel.network.
+Names and defaults are Nova's except ``instance_build_timeout`` (OpenKeel: 600 s, Nova: 0 = off;
+a build must never stay in BUILD forever). ``[scheduler] max_attempts`` belongs to the scheduler.
+"""
+
+from __future__ import annotations
+
+from oslo_config import cfg
+
+DEFAULT_OPTS = [
+    cfg.IntOpt("report_interval", default=10, help="Seconds between service heartbeats."),
+    cfg.BoolOpt("periodic_enable", default=True, help="Run the periodic tasks."),
+    cfg.FloatOpt(
+        "cpu_allocation_ratio", min=0.0, help="VCPU overcommit (None: initial ratio at start)."
+    ),
+    cfg.FloatOpt("ram_allocation_ratio", min=0.0, help="RAM overcommit (None: initial ratio)."),
+    cfg.FloatOpt("disk_allocation_ratio", min=0.0, help="Disk overcommit (None: initial ratio)."),
+    cfg.FloatOpt("initial_cpu_allocation_ratio", default=4.0, min=0.0, help="First VCPU ratio."),
+    cfg.FloatOpt("initial_ram_allocation_ratio", default=1.0, min=0.0, help="First RAM ratio."),
+    cfg.FloatOpt("initial_disk_allocation_ratio", default=1.0, min=0.0, help="First disk ratio."),
+    cfg.IntOpt("reserved_host_memory_mb", default=512, min=0, help="RAM kept for the host."),
+    cfg.IntOpt("reserved_host_disk_mb", default=0, min=0, help="Disk kept for the host."),
+    cfg.IntOpt("reserved_host_cpus", default=0, min=0, help="VCPUs kept for the host."),
+    cfg.IntOpt(
+        "sync_power_state_interval",
+        default=600,
+        help="Seconds between power state syncs (negative: disabled).",
+    ),
+    cfg.IntOpt(
+        "update_resources_interval",
+        default=0,
+        help="Seconds between resource audits (0: every periodic tick, 60 s).",
+    ),
+    cfg.IntOpt(
+        "reclaim_instance_interval",
+        default=0,
+        help="Seconds after which soft-deleted instances are really deleted (0: never).",
+    ),
+    cfg.IntOpt(
+        "instance_build_timeout",
+        default=600,
+        min=0,
+        help="Seconds a build may take before the instance goes to ERROR (0: no limit). "
+        "OpenKeel default 600; Nova's is 0.",
+    ),
+    cfg.IntOpt("shutdown_timeout", default=60, min=0, help="Seconds of graceful shutdown."),
+    cfg.IntOpt("max_concurrent_builds", default=10, min=0, help="Builds at once (0: no limit)."),
+]
+
+COMPUTE_OPTS = [
+    cfg.IntOpt(
+        "shutdown_retry_interval",
+        default=10,
+        min=1,
+        help="Seconds between graceful shutdown requests.",
+    ),
+    cfg.IntOpt(
+        "consecutive_build_service_disable_threshold",
+        default=10,
+        help="Failed builds in a row before the service disables itself (0: never).",
+    ),
+]
+
+NETWORK_OPTS = [
+    cfg.StrOpt(
+        "network_name", default="private", help="Label of the embedded flat network."
+    ),
+    cfg.StrOpt(
+        "network_id",
+        default="3b9bc1d4-7b0a-4c41-8f2b-0d0a6e1c0001",
+        help="UUID of the embedded flat network.",
+    ),
+    cfg.StrOpt("cidr", default="10.0.0.0/24", help="IPv4 CIDR of the embedded flat network."),
+    cfg.StrOpt("gateway", help="Gateway address (default: the first host address)."),
+    cfg.ListOpt("dns_nameservers", default=[], help="DNS servers announced to guests."),
+    cfg.StrOpt(
+        "bridge", default="br100", help="Device name the flat network's VIFs are plugged into."
+    ),
+]
+
+
+def register(conf: cfg.ConfigOpts) -> None:
+    """Register the options on ``conf``."""
+    conf.register_opts(DEFAULT_OPTS)
+    conf.register_opts(COMPUTE_OPTS, group="compute")
+    conf.register_opts(NETWORK_OPTS, group="openkeel_network")
