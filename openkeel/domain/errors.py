@@ -74,3 +74,14 @@ class ServiceUnavailable(ComputeError):
     """A backing service is down (503)."""
 
     code = 503
+
+
+class NoValidHost(ComputeError):
+    """The scheduler found no host for a request (Nova's NoValidHost, 500 when surfaced).
+
+    Raised by the scheduler role, re-raised by RPC callers (conductor) as this class.
+    """
+
+    def __init__(self, reason: str = "") -> None:
+        super().__init__(f"No valid host was found. {reason}")
+        self.reason = reason
