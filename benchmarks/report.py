@@ -105,11 +105,24 @@ def render(results: dict[str, Any]) -> str:
     errors = _errors(results)
     if errors:
         lines.append("\nERRORS: " + "; ".join(errors))
+    lines.append(_contention(results))
     lines.append(
-        f"\nmachine busy CPU-s during the measured phases: {results['machine_busy_cpu_s']}"
+        f"machine busy CPU-s during the measured phases: {results['machine_busy_cpu_s']}"
         f" (2 cores; load avg before {results['context']['loadavg_before'][0]:.2f})"
     )
     return "\n".join(lines)
+
+
+def _contention(results: dict[str, Any]) -> str:
+    """Mean CPU load (cores) of other processes during each cloud's GET phases."""
+    loads: dict[str, list[float]] = {}
+    for phases in results["phases"].values():
+        for key, _ in GET_PHASES:
+            for cloud, data in phases[key].items():
+                for sub in ("sequential", "concurrent"):
+                    loads.setdefault(cloud, []).append(data[sub]["other_load_cores"])
+    parts = [f"{c} {sum(v) / len(v):.2f}" for c, v in loads.items()]
+    return "\nother processes' load during the GET phases (cores of 2): " + ", ".join(parts)
 
 
 def _errors(results: dict[str, Any]) -> list[str]:

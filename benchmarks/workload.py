@@ -8,6 +8,7 @@ by a request count and a deadline, after a warm-up.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
@@ -123,24 +124,23 @@ async def measure(
     total: int,
     deadline_s: float,
 ) -> dict[str, object]:
-    """A bounded run plus the CPU the cloud's server processes spent on it."""
-    pids = cloud.server_pids()
-    extra = cloud.extra_pids()
-    before, before_x, busy = (
-        procstats.sample(pids),
-        procstats.sample(extra),
-        procstats.machine_busy_s(),
-    )
+    """A bounded run plus the CPU its server processes (and Nova's DB) spent on it, and the
+    load of everything else on the machine meanwhile (in cores) to spot contended runs."""
+    pids, extra = cloud.server_pids(), cloud.extra_pids()
+    before, before_x = procstats.sample(pids), procstats.sample(extra)
+    busy, client = procstats.machine_busy_s(), time.process_time()
     result = await run_bounded(clients, calls, total, deadline_s)
-    after, after_x = procstats.sample(pids), procstats.sample(extra)
+    server = procstats.sample(pids).cpu_s - before.cpu_s
+    db = procstats.sample(extra).cpu_s - before_x.cpu_s
+    client = time.process_time() - client
+    other = procstats.machine_busy_s() - busy - server - db - client
     out: dict[str, object] = dict(result.summary())
-    n = max(1, result.count)
-    out["server_cpu_ms_per_req"] = round((after.cpu_s - before.cpu_s) * 1000 / n, 3)
+    n, wall = max(1, result.count), max(result.wall, 1e-9)
+    out["server_cpu_ms_per_req"] = round(server * 1000 / n, 3)
     if extra:
-        out["db_cpu_ms_per_req"] = round((after_x.cpu_s - before_x.cpu_s) * 1000 / n, 3)
-    out["machine_busy_cores"] = round(
-        (procstats.machine_busy_s() - busy) / max(result.wall, 1e-9), 2
-    )
+        out["db_cpu_ms_per_req"] = round(db * 1000 / n, 3)
+    out["client_cpu_ms_per_req"] = round(client * 1000 / n, 3)
+    out["other_load_cores"] = round(max(0.0, other) / wall, 2)
     if result.errors:
         out["first_error"] = result.first_error
     return out
