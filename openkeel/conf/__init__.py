@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from oslo_config import cfg
 
-from openkeel.conf import api, compute, database, default, glance, quota, services
+from openkeel.conf import api, compute, database, default, glance, quota, scheduler, services
 
 
 def make_config(
@@ -23,7 +23,7 @@ def make_config(
     ``overrides`` maps ``"group.option"`` (or ``"option"`` for DEFAULT) to a value.
     """
     conf = cfg.ConfigOpts()
-    for module in (default, api, compute, database, glance, quota, services):
+    for module in (default, api, compute, database, glance, quota, services, scheduler):
         module.register(conf)
     conf(
         list(args),
