@@ -66,8 +66,12 @@ COMPUTE_OPTS = [
 
 NETWORK_OPTS = [
     cfg.StrOpt(
-        "network_name", default="private", help="Label of the embedded flat network."
+        "backend",
+        default="flat",
+        choices=["none", "flat"],
+        help="Network adapter: none (instances get no network) or flat (embedded network).",
     ),
+    cfg.StrOpt("network_name", default="private", help="Label of the embedded flat network."),
     cfg.StrOpt(
         "network_id",
         default="3b9bc1d4-7b0a-4c41-8f2b-0d0a6e1c0001",

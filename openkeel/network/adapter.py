@@ -1,0 +1,133 @@
+"""The network adapter interface compute and the servers API use, and the request value type.
+
+``network_info`` follows Nova's network model (nova.network.model.NetworkInfo as JSON): one dict
+per VIF with ``id`` (port id), ``address`` (MAC), ``network`` (id, label, subnets with ips and
+floating_ips, gateway, dns), ``type``, ``devname``, ``active``, ``vnic_type`` ... It is stored in
+``instance_info_caches.network_info`` and rendered by the servers API as ``addresses``.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+# network_info: a list of VIF dicts (Nova's network model, JSON-able)
+NetworkInfo = list[dict[str, Any]]
+
+AUTO = "auto"
+NONE = "none"
+
+
+@dataclass(frozen=True)
+class RequestedNetwork:
+    """One entry of the create request's ``networks`` (Nova's NetworkRequest)."""
+
+    network_id: str | None = None
+    address: str | None = None
+    port_id: str | None = None
+    tag: str | None = None
+
+    @classmethod
+    def from_primitive(cls, data: Mapping[str, Any]) -> RequestedNetwork:
+        """From the wire form (Nova's NetworkRequest field names; ``fixed_ip`` accepted too)."""
+        return cls(
+            network_id=data.get("network_id") or data.get("uuid"),
+            address=data.get("address") or data.get("fixed_ip"),
+            port_id=data.get("port_id") or data.get("port"),
+            tag=data.get("tag"),
+        )
+
+    def to_primitive(self) -> dict[str, Any]:
+        return {
+            "network_id": self.network_id,
+            "address": self.address,
+            "port_id": self.port_id,
+            "tag": self.tag,
+        }
+
+    @property
+    def is_auto(self) -> bool:
+        return self.network_id == AUTO
+
+    @property
+    def is_none(self) -> bool:
+        return self.network_id == NONE
+
+
+def parse_requested(
+    requested: Sequence[RequestedNetwork | Mapping[str, Any]] | None,
+) -> list[RequestedNetwork]:
+    """Normalize a requested-networks argument (None: no explicit request)."""
+    return [
+        item if isinstance(item, RequestedNetwork) else RequestedNetwork.from_primitive(item)
+        for item in requested or ()
+    ]
+
+
+@dataclass(frozen=True)
+class InstanceNetRef:
+    """What the adapters need to know about the instance."""
+
+    uuid: str
+    project_id: str
+    host: str | None = None
+
+
+class NetworkAdapter(abc.ABC):
+    """Ports and addresses for instances."""
+
+    name = "abstract"
+
+    @abc.abstractmethod
+    def validate_networks(self, requested: Sequence[RequestedNetwork], max_count: int) -> int:
+        """Check a create request's networks; return how many instances can be created.
+
+        Raises a ``NetworkError`` (400 in the API) for unknown networks/ports, bad or used
+        fixed IPs, or a fixed IP requested for more than one instance.
+        """
+
+    @abc.abstractmethod
+    def allocate_for_instance(
+        self, instance: InstanceNetRef, requested: Sequence[RequestedNetwork]
+    ) -> NetworkInfo:
+        """Create/bind the instance's ports and return its network_info.
+
+        Idempotent: a second call for the same instance returns the existing allocation.
+        """
+
+    @abc.abstractmethod
+    def deallocate_for_instance(self, instance: InstanceNetRef) -> None:
+        """Release everything allocated for the instance (no-op when nothing is)."""
+
+    @abc.abstractmethod
+    def get_instance_nw_info(self, instance: InstanceNetRef) -> NetworkInfo:
+        """The instance's current network_info (empty when it has none)."""
+
+
+class NoNetwork(NetworkAdapter):
+    """``backend = none``: instances have no network; only ``none``/``auto`` may be asked."""
+
+    name = "none"
+
+    def validate_networks(self, requested: Sequence[RequestedNetwork], max_count: int) -> int:
+        from openkeel.network import errors
+
+        for item in requested:
+            if item.port_id:
+                raise errors.PortNotFound(item.port_id)
+            if item.network_id and not (item.is_auto or item.is_none):
+                raise errors.NetworkNotFound(item.network_id)
+        return max_count
+
+    def allocate_for_instance(
+        self, instance: InstanceNetRef, requested: Sequence[RequestedNetwork]
+    ) -> NetworkInfo:
+        return []
+
+    def deallocate_for_instance(self, instance: InstanceNetRef) -> None:
+        return None
+
+    def get_instance_nw_info(self, instance: InstanceNetRef) -> NetworkInfo:
+        return []

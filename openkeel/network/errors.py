@@ -1,0 +1,50 @@
+"""Errors of the network adapters, with Nova's messages.
+
+The servers API calls ``validate_networks`` while creating a server: Nova answers 400 for all of
+these there, so they are ``Invalid`` (400) here; compute turns them into build failures.
+"""
+
+from __future__ import annotations
+
+from openkeel.domain.errors import Invalid
+
+
+class NetworkError(Invalid):
+    """Base of the network adapter errors."""
+
+
+class NetworkNotFound(NetworkError):
+    def __init__(self, network_id: str) -> None:
+        super().__init__(f"Network {network_id} could not be found.")
+
+
+class PortNotFound(NetworkError):
+    def __init__(self, port_id: str) -> None:
+        super().__init__(f"Port id {port_id} could not be found.")
+
+
+class FixedIpAlreadyInUse(NetworkError):
+    def __init__(self, address: str, instance_uuid: str) -> None:
+        super().__init__(
+            f"Fixed IP address {address} is already in use on instance {instance_uuid}."
+        )
+
+
+class InvalidFixedIp(NetworkError):
+    def __init__(self, address: str) -> None:
+        super().__init__(f"{address} is not a valid IP v4/6 address.")
+
+
+class FixedIpNotInNetwork(NetworkError):
+    def __init__(self, address: str, network_id: str) -> None:
+        super().__init__(f"Fixed IP {address} is not a valid ip address for network {network_id}.")
+
+
+class InvalidFixedIpAndMaxCountRequest(NetworkError):
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"Failed to launch instances: {reason}")
+
+
+class NoMoreFixedIps(NetworkError):
+    def __init__(self, network: str) -> None:
+        super().__init__(f"No fixed IP addresses available for network: {network}")
