@@ -1,43 +1,97 @@
-"""Fixtures shared by every test folder: settings, databases, the API client."""
+"""Fixtures shared by every test folder: settings, databases, the API client.
+
+Every API test gets a fresh cloud layout as ``openkeel all-in-one`` builds it: a migrated API
+database with cell0 and cell1 mapped, and both cell databases migrated. Migrating per test would
+dominate the suite's run time, so the layout is migrated once per session into a template and
+copied (three SQLite files) for each test.
+"""
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
 
 from openkeel.api.factory import build_api_app
 from openkeel.api.services import ApiServices
 from openkeel.conf import make_config
+from openkeel.db import migrate
+from openkeel.db.cells import CELL0_UUID
 from openkeel.db.engine import make_engine
 from openkeel.db.schema import api as api_schema
 from tests.client import ApiClient
 
 pytest_plugins = ["tests.conformance.plugin"]
 
+CELL1_UUID = "c3e1a1f0-0000-4000-8000-00000000c311"
+_FILES = {"api": "nova_api.sqlite", CELL0_UUID: "nova_cell0.sqlite", CELL1_UUID: "nova.sqlite"}
+_template: Path | None = None
+
+
+def _template_dir(base: Path) -> Path:
+    """Migrate the three databases once per test session."""
+    global _template
+    if _template is None:
+        _template = base
+        for name, filename in _FILES.items():
+            engine = make_engine(f"sqlite:///{base / filename}")
+            migrate.upgrade(engine, "api" if name == "api" else "cell")
+            engine.dispose()
+    return _template
+
 
 def make_services(
     tmp_path: Path, api_db_url: str | None = None, **overrides: object
 ) -> ApiServices:
-    """Settings for tests (noauth) and a freshly created API database."""
-    url = api_db_url or f"sqlite:///{tmp_path / 'nova_api.sqlite'}"
+    """Settings for tests (noauth) and fresh databases: API DB plus cell0 and cell1."""
+    if api_db_url is not None:
+        engine = make_engine(api_db_url)
+        api_schema.metadata.create_all(engine)
+        cells: dict[str, sa.Engine] = {}
+        url = api_db_url
+    else:
+        template = _template_dir(Path(tempfile.mkdtemp(prefix="openkeel-tpl-")))
+        # A directory per call: a test may build several clouds in one tmp_path.
+        tmp_path = Path(tempfile.mkdtemp(dir=tmp_path, prefix="cloud-"))
+        for filename in _FILES.values():
+            shutil.copyfile(template / filename, tmp_path / filename)
+        url = f"sqlite:///{tmp_path / _FILES['api']}"
+        engine = make_engine(url)
+        cells = {}
+        with engine.begin() as conn:
+            for cell_uuid in (CELL0_UUID, CELL1_UUID):
+                cell_url = f"sqlite:///{tmp_path / _FILES[cell_uuid]}"
+                conn.execute(
+                    sa.insert(api_schema.cell_mappings).values(
+                        uuid=cell_uuid,
+                        name="cell0" if cell_uuid == CELL0_UUID else "cell1",
+                        transport_url="none:///" if cell_uuid == CELL0_UUID else "inproc://",
+                        database_connection=cell_url,
+                        disabled=False,
+                    )
+                )
+                cells[cell_uuid] = make_engine(cell_url)
     conf = make_config(
         overrides={"api.auth_strategy": "noauth2", "api_database.connection": url, **overrides}
     )
-    engine = make_engine(url)
-    api_schema.metadata.create_all(engine)
-    return ApiServices(conf=conf, api_db=engine)
+    return ApiServices(conf=conf, api_db=engine, cell_dbs=cells)
 
 
 @pytest.fixture
-def services(tmp_path: Path) -> ApiServices:
-    return make_services(tmp_path)
+def services(tmp_path: Path) -> Iterator[ApiServices]:
+    built = make_services(tmp_path)
+    yield built
+    for cell in built.cell_dbs.values():
+        cell.dispose()
 
 
 @pytest.fixture
 def api(services: ApiServices) -> Iterator[ApiClient]:
-    """An in-process client of a fresh compute API (SQLite, noauth)."""
+    """An in-process client of a fresh compute API (SQLite, noauth, cell0 + cell1)."""
     client = ApiClient(build_api_app(services))
     yield client
     client.close()

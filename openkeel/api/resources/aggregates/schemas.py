@@ -27,20 +27,25 @@ def _wrap(key: str, inner: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _aggregate(properties: dict[str, Any], **extra: Any) -> dict[str, Any]:
-    return _wrap(
-        "aggregate",
-        {"type": "object", "properties": properties, "additionalProperties": False, **extra},
-    )
+def _aggregate(
+    properties: dict[str, Any], required: list[str] | None = None, **after: Any
+) -> dict[str, Any]:
+    # Keyword order decides which error is reported first: keep Nova's order
+    # (properties, required, additionalProperties, then anyOf).
+    body: dict[str, Any] = {"type": "object", "properties": properties}
+    if required is not None:
+        body["required"] = required
+    body["additionalProperties"] = False
+    return _wrap("aggregate", {**body, **after})
 
 
 CREATE_V20 = _aggregate({"name": _NAME_V20, "availability_zone": _AZ_V20}, required=["name"])
 CREATE_V21 = _aggregate({"name": _NAME, "availability_zone": _AZ}, required=["name"])
 
-_EITHER = {"anyOf": [{"required": ["name"]}, {"required": ["availability_zone"]}]}
-UPDATE_V20 = _aggregate({"name": _NAME_V20, "availability_zone": _AZ_V20}, **_EITHER)
+_EITHER: list[Any] = [{"required": ["name"]}, {"required": ["availability_zone"]}]
+UPDATE_V20 = _aggregate({"name": _NAME_V20, "availability_zone": _AZ_V20}, anyOf=_EITHER)
 # Nova's update schema keeps the lenient name format from 2.1 on as well.
-UPDATE_V21 = _aggregate({"name": _NAME_V20, "availability_zone": _AZ}, **_EITHER)
+UPDATE_V21 = _aggregate({"name": _NAME_V20, "availability_zone": _AZ}, anyOf=_EITHER)
 
 
 def _host_action(key: str) -> dict[str, Any]:
