@@ -86,11 +86,26 @@ def _configure_sqlite_connection(dbapi_connection: Any, _record: Any) -> None:
         cursor.close()
 
 
+READ_ONLY_OPTION = "openkeel_read_only"
+
+
+def reader(engine: sa.Engine) -> sa.Engine:
+    """The same engine (same pool) for transactions that only read.
+
+    On SQLite their transactions start with a deferred ``BEGIN``, so readers neither take nor
+    wait for the write lock (WAL lets them read beside a writer); elsewhere it changes nothing.
+    """
+    return engine.execution_options(**{READ_ONLY_OPTION: True})
+
+
 def _begin_sqlite_transaction(connection: sa.Connection) -> None:
     # BEGIN IMMEDIATE takes the write lock up front, so concurrent writers wait
     # on busy_timeout instead of failing with SQLITE_BUSY when a deferred read
-    # transaction later tries to write.
-    connection.exec_driver_sql("BEGIN IMMEDIATE")
+    # transaction later tries to write. Pure readers (``reader(engine)``) skip it.
+    if connection.get_execution_options().get(READ_ONLY_OPTION):
+        connection.exec_driver_sql("BEGIN")
+    else:
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
 
 
 def _make_mysql_engine(url: URL) -> sa.Engine:

@@ -13,6 +13,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from openkeel.db.engine import reader
 from openkeel.db.schema import api as api_schema
 from openkeel.db.schema.columns import utcnow
 from openkeel.domain.errors import Conflict
@@ -113,6 +114,7 @@ class FlavorRepository:
 
     def __init__(self, engine: sa.Engine) -> None:
         self._engine = engine
+        self._reader = reader(engine)
 
     def find(
         self, viewer: Viewer, filters: FlavorFilters, page: FlavorPage, with_specs: bool
@@ -125,7 +127,7 @@ class FlavorRepository:
             # MySQL's REGEXP rejects a bare "|"; Nova escapes every one of them.
             filters = replace(filters, name_regex=filters.name_regex.replace("|", "\\|"))
         query = _filtered(_visible(viewer), filters, viewer)
-        with self._engine.connect() as conn:
+        with self._reader.connect() as conn:
             if page.marker is not None:
                 marker = conn.execute(
                     _visible(viewer).where(_F.c.flavorid == page.marker).limit(1)
@@ -142,7 +144,7 @@ class FlavorRepository:
 
     def get(self, viewer: Viewer, flavorid: str) -> Flavor:
         """The visible flavor ``flavorid`` with its extra specs, or FlavorNotFound."""
-        with self._engine.connect() as conn:
+        with self._reader.connect() as conn:
             return self._get(conn, viewer, flavorid)
 
     def create(self, new: NewFlavor) -> Flavor:
@@ -170,7 +172,7 @@ class FlavorRepository:
         return self.get(Viewer(None, is_admin=True), new.flavorid)
 
     def _duplicate(self, new: NewFlavor) -> Conflict:
-        with self._engine.connect() as conn:
+        with self._reader.connect() as conn:
             taken = conn.execute(sa.select(_F.c.id).where(_F.c.flavorid == new.flavorid)).first()
         return flavor_id_exists(new.flavorid) if taken else flavor_name_exists(new.name)
 
@@ -222,7 +224,7 @@ class FlavorRepository:
 
     def projects(self, flavor_pk: int) -> list[str]:
         """Projects the flavor is shared with, in the order access was granted."""
-        with self._engine.connect() as conn:
+        with self._reader.connect() as conn:
             return self._projects(conn, flavor_pk)
 
     def add_project(self, flavor_pk: int, project_id: str) -> list[str]:

@@ -13,6 +13,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from openkeel.db.engine import reader
 from openkeel.db.schema import api as api_schema
 from openkeel.db.schema.columns import utcnow
 from openkeel.domain.errors import Conflict
@@ -82,11 +83,12 @@ class KeyPairRepository:
 
     def __init__(self, engine: sa.Engine) -> None:
         self._engine = engine
+        self._reader = reader(engine)
 
     def get(self, user_id: str, name: str) -> KeyPair | None:
         """The key pair ``name`` of ``user_id``, or None."""
         query = sa.select(*_COLUMNS).where(_KP.c.user_id == user_id, _KP.c.name == name)
-        with self._engine.connect() as conn:
+        with self._reader.connect() as conn:
             row = conn.execute(query).first()
         return _to_keypair(row) if row is not None else None
 
@@ -101,7 +103,7 @@ class KeyPairRepository:
         if marker is None:
             if limit is not None:
                 query = query.limit(limit)
-            with self._engine.connect() as conn:
+            with self._reader.connect() as conn:
                 return [_to_keypair(r) for r in conn.execute(query)]
         # The marker row sorts first among names >= marker; the database says whether it
         # equals the marker, so its collation decides, as in a separate lookup.
@@ -109,7 +111,7 @@ class KeyPairRepository:
         query = query.where(_KP.c.name >= marker)
         if limit is not None:
             query = query.limit(limit + 1)
-        with self._engine.connect() as conn:
+        with self._reader.connect() as conn:
             rows: Sequence[sa.Row[Any]] = conn.execute(query).all()
         if not rows or not rows[0].is_marker:
             return None
@@ -141,14 +143,14 @@ class KeyPairRepository:
                 classes, classes.c.class_name == DEFAULT_QUOTA_CLASS, classes.c.resource == resource
             ),
         )
-        with self._engine.connect() as conn:
+        with self._reader.connect() as conn:
             in_use, user_limit, project_limit, default_limit = conn.execute(query).one()
         return KeyPairQuotaFigures(int(in_use), user_limit, project_limit, default_limit)
 
     def count(self, user_id: str) -> int:
         """How many key pairs ``user_id`` has."""
         query = sa.select(sa.func.count()).select_from(_KP).where(_KP.c.user_id == user_id)
-        with self._engine.connect() as conn:
+        with self._reader.connect() as conn:
             return int(conn.execute(query).scalar_one())
 
     def create(self, new: NewKeyPair) -> KeyPair:
