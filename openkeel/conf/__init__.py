@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from oslo_config import cfg
+from oslo_policy import opts as policy_opts
 
 from openkeel.conf import api, compute, database, default, glance, quota, scheduler, services
 
@@ -25,6 +26,8 @@ def make_config(
     conf = cfg.ConfigOpts()
     for module in (default, api, compute, database, glance, quota, services, scheduler):
         module.register(conf)
+    # [oslo_policy] (policy_file, enforce_scope ...) is oslo.policy's own group.
+    policy_opts.set_defaults(conf)
     conf(
         list(args),
         project="openkeel",
