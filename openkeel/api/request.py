@@ -7,10 +7,17 @@ app's worker threads; they never see ASGI.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from openkeel.api.context import RequestContext
 from openkeel.api.microversion import APIVersion
+
+
+@lru_cache(maxsize=512)
+def _parsed(text: str) -> APIVersion:
+    # Views ask about the same few versions hundreds of times per page.
+    return APIVersion.parse(text)
 
 
 @dataclass
@@ -34,7 +41,7 @@ class ApiRequest:
 
     def at_least(self, text: str) -> bool:
         """True when the negotiated microversion is >= ``text`` (e.g. "2.55")."""
-        return self.version >= APIVersion.parse(text)
+        return self.version >= _parsed(text)
 
     def self_link(self, *parts: str) -> str:
         """Nova's ``self`` link for a resource path."""
