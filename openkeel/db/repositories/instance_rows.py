@@ -1,0 +1,256 @@
+"""Reading instances out of a cell DB: the joined SELECT, row → entity, batch loading.
+
+Shared by ``instances`` (get) and ``instance_list`` (pages). One page costs a fixed number of
+statements whatever its size: the instances with their ``instance_extra`` and info cache
+(joined), then one query each for metadata, system metadata, tags, security groups and the
+latest faults.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+from typing import Any
+
+import sqlalchemy as sa
+
+from openkeel.db.schema import cell as cell_schema
+from openkeel.domain.instances import FlavorSnapshot, Instance, InstanceFault
+
+INST = cell_schema.instances
+EXTRA = cell_schema.instance_extra
+CACHE = cell_schema.instance_info_caches
+META = cell_schema.instance_metadata
+SYSMETA = cell_schema.instance_system_metadata
+TAGS = cell_schema.tags
+FAULTS = cell_schema.instance_faults
+SG = cell_schema.security_groups
+SG_ASSOC = cell_schema.security_group_instance_association
+
+# Instances columns copied to the entity as they are.
+PLAIN_COLUMNS = (
+    "id",
+    "uuid",
+    "display_name",
+    "display_description",
+    "hostname",
+    "image_ref",
+    "vm_state",
+    "task_state",
+    "power_state",
+    "host",
+    "node",
+    "compute_id",
+    "launched_on",
+    "availability_zone",
+    "key_name",
+    "key_data",
+    "user_data",
+    "config_drive",
+    "locked_by",
+    "reservation_id",
+    "launch_index",
+    "progress",
+    "access_ip_v4",
+    "access_ip_v6",
+    "root_device_name",
+    "kernel_id",
+    "ramdisk_id",
+    "os_type",
+    "architecture",
+    "vm_mode",
+    "default_ephemeral_device",
+    "default_swap_device",
+    "created_at",
+    "updated_at",
+    "launched_at",
+    "terminated_at",
+    "deleted_at",
+)
+BOOL_COLUMNS = (
+    "locked",
+    "auto_disk_config",
+    "shutdown_terminate",
+    "disable_terminate",
+    "hidden",
+)
+
+
+def base_select() -> sa.Select[Any]:
+    """Instances LEFT JOIN their extra (flavor, certs) and info cache (network_info)."""
+    return sa.select(
+        INST,
+        EXTRA.c.flavor.label("extra_flavor"),
+        EXTRA.c.trusted_certs.label("extra_trusted_certs"),
+        CACHE.c.network_info.label("cache_network_info"),
+    ).select_from(
+        INST.outerjoin(EXTRA, EXTRA.c.instance_uuid == INST.c.uuid).outerjoin(
+            CACHE, CACHE.c.instance_uuid == INST.c.uuid
+        )
+    )
+
+
+def _json(text: str | None) -> Any:
+    return json.loads(text) if text else None
+
+
+def flavors_from_json(text: str | None) -> dict[str, FlavorSnapshot | None]:
+    """``instance_extra.flavor`` ({"cur", "old", "new"}) → snapshots."""
+    data = _json(text) or {}
+    return {
+        key: FlavorSnapshot.from_primitive(data[key]) if data.get(key) else None
+        for key in ("cur", "old", "new")
+    }
+
+
+def flavors_to_json(
+    cur: FlavorSnapshot, old: FlavorSnapshot | None, new: FlavorSnapshot | None
+) -> str:
+    return json.dumps(
+        {
+            "cur": cur.to_primitive(),
+            "old": old.to_primitive() if old else None,
+            "new": new.to_primitive() if new else None,
+        }
+    )
+
+
+def _fallback_flavor(row: sa.RowMapping) -> FlavorSnapshot:
+    # Rows written by something else than this repository may lack instance_extra.
+    return FlavorSnapshot(
+        flavorid="",
+        name="",
+        memory_mb=row["memory_mb"] or 0,
+        vcpus=row["vcpus"] or 0,
+        root_gb=row["root_gb"] or 0,
+        ephemeral_gb=row["ephemeral_gb"] or 0,
+        id=row["instance_type_id"],
+    )
+
+
+def row_to_instance(row: sa.RowMapping) -> Instance:
+    """One row of ``base_select()`` → an ``Instance`` without its batch-loaded relations."""
+    values: dict[str, Any] = {name: row[name] for name in PLAIN_COLUMNS}
+    for name in BOOL_COLUMNS:
+        values[name] = bool(row[name])
+    flavors = flavors_from_json(row["extra_flavor"])
+    certs = _json(row["extra_trusted_certs"])
+    network_info = _json(row["cache_network_info"]) or []
+    return Instance(
+        project_id=row["project_id"] or "",
+        user_id=row["user_id"] or "",
+        flavor=flavors["cur"] or _fallback_flavor(row),
+        old_flavor=flavors["old"],
+        new_flavor=flavors["new"],
+        trusted_certs=tuple(certs["ids"]) if certs and certs.get("ids") else None,
+        network_info=tuple(network_info),
+        deleted=bool(row["deleted"]),
+        **values,
+    )
+
+
+def _related_where(
+    table: sa.Table, instances: Sequence[Instance], column: str = "instance_uuid"
+) -> list[sa.ColumnElement[bool]]:
+    where: list[sa.ColumnElement[bool]] = [table.c[column].in_([inst.uuid for inst in instances])]
+    if "deleted" in table.c and not any(inst.deleted for inst in instances):
+        where.append(table.c.deleted == 0)
+    return where
+
+
+def _visible(row: Any, owner: Instance) -> bool:
+    """A related row belongs to the instance's view: live, or deleted together with it."""
+    if row.deleted == 0:
+        return True
+    return owner.deleted and row.deleted_at == owner.deleted_at
+
+
+def _key_values(
+    conn: sa.Connection,
+    table: sa.Table,
+    instances: Sequence[Instance],
+    by_uuid: dict[str, Instance],
+) -> dict[str, dict[str, str]]:
+    query = sa.select(
+        table.c.instance_uuid, table.c.key, table.c.value, table.c.deleted, table.c.deleted_at
+    ).where(*_related_where(table, instances))
+    out: dict[str, dict[str, str]] = defaultdict(dict)
+    for row in conn.execute(query.order_by(table.c.id)):
+        if _visible(row, by_uuid[row.instance_uuid]):
+            out[row.instance_uuid][row.key] = row.value
+    return out
+
+
+def _tags(conn: sa.Connection, instances: Sequence[Instance]) -> dict[str, list[str]]:
+    query = sa.select(TAGS.c.resource_id, TAGS.c.tag).where(
+        *_related_where(TAGS, instances, "resource_id")
+    )
+    out: dict[str, list[str]] = defaultdict(list)
+    for row in conn.execute(query.order_by(TAGS.c.resource_id, TAGS.c.tag)):
+        out[row.resource_id].append(row.tag)
+    return out
+
+
+def _security_groups(
+    conn: sa.Connection, instances: Sequence[Instance], by_uuid: dict[str, Instance]
+) -> dict[str, list[str]]:
+    query = (
+        sa.select(SG_ASSOC.c.instance_uuid, SG.c.name, SG_ASSOC.c.deleted, SG_ASSOC.c.deleted_at)
+        .join(SG, SG.c.id == SG_ASSOC.c.security_group_id)
+        .where(*_related_where(SG_ASSOC, instances))
+        .order_by(SG_ASSOC.c.id)
+    )
+    out: dict[str, list[str]] = defaultdict(list)
+    for row in conn.execute(query):
+        if _visible(row, by_uuid[row.instance_uuid]):
+            out[row.instance_uuid].append(row.name)
+    return out
+
+
+def latest_faults(conn: sa.Connection, uuids: Iterable[str]) -> dict[str, InstanceFault]:
+    """The newest live fault of each instance, in one statement."""
+    wanted = list(uuids)
+    if not wanted:
+        return {}
+    newest = (
+        sa.select(sa.func.max(FAULTS.c.id))
+        .where(FAULTS.c.instance_uuid.in_(wanted), FAULTS.c.deleted == 0)
+        .group_by(FAULTS.c.instance_uuid)
+    )
+    rows = conn.execute(sa.select(FAULTS).where(FAULTS.c.id.in_(newest.scalar_subquery())))
+    return {row.instance_uuid: fault_from_row(row) for row in rows}
+
+
+def fault_from_row(row: Any) -> InstanceFault:
+    return InstanceFault(
+        code=row.code,
+        message=row.message or "",
+        details=row.details,
+        created_at=row.created_at,
+        host=row.host,
+    )
+
+
+def load_related(conn: sa.Connection, instances: Sequence[Instance]) -> list[Instance]:
+    """``instances`` with metadata, system metadata, tags, security groups and latest fault."""
+    if not instances:
+        return []
+    by_uuid = {inst.uuid: inst for inst in instances}
+    metadata = _key_values(conn, META, instances, by_uuid)
+    system_metadata = _key_values(conn, SYSMETA, instances, by_uuid)
+    tags = _tags(conn, instances)
+    groups = _security_groups(conn, instances, by_uuid)
+    faults = latest_faults(conn, by_uuid)
+    return [
+        replace(
+            inst,
+            metadata=metadata.get(inst.uuid, {}),
+            system_metadata=system_metadata.get(inst.uuid, {}),
+            tags=tuple(tags.get(inst.uuid, ())),
+            security_groups=tuple(groups.get(inst.uuid, ())),
+            fault=faults.get(inst.uuid),
+        )
+        for inst in instances
+    ]
