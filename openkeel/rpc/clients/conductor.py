@@ -46,3 +46,36 @@ class ConductorRpcClient(RoleRpcClient):
         if version == "1.17":
             args["tags"] = None if tags is None else list(tags)
         self.rpc.prepare(version=version).cast(context, "schedule_and_build_instances", **args)
+
+    def build_instances(
+        self,
+        context: CallContext,
+        instances: Sequence[Payload],
+        image: Payload,
+        filter_properties: Payload,
+        admin_password: str | None,
+        injected_files: Sequence[Payload],
+        requested_networks: Sequence[Payload] | None,
+        security_groups: Sequence[str],
+        block_device_mapping: Sequence[Payload],
+        legacy_bdm: bool = True,
+        request_spec: Payload | None = None,
+        host_lists: Sequence[Sequence[Payload]] | None = None,
+    ) -> None:
+        """Reschedule failed builds onto their alternates (cast; compute calls it)."""
+        version = self.pick_version("build_instances", "1.19", "1.10")
+        args: dict[str, object] = {
+            "instances": list(instances),
+            "image": image,
+            "filter_properties": filter_properties,
+            "admin_password": admin_password,
+            "injected_files": list(injected_files),
+            "requested_networks": None if requested_networks is None else list(requested_networks),
+            "security_groups": list(security_groups),
+            "block_device_mapping": list(block_device_mapping),
+            "legacy_bdm": legacy_bdm,
+            "request_spec": request_spec,
+        }
+        if version == "1.19":
+            args["host_lists"] = None if host_lists is None else [list(h) for h in host_lists]
+        self.rpc.prepare(version=version).cast(context, "build_instances", **args)

@@ -1,0 +1,81 @@
+"""The compute role's RPC endpoint (topic ``compute``, server = host): Nova's ComputeAPI names.
+
+Thin: unpacks the message arguments and hands over to openkeel.compute.operations. The
+instance travels as ``Instance.to_primitive()``; only its uuid is used, the cell DB is the
+source of truth for everything else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+from openkeel.compute.host import ComputeHost
+from openkeel.compute.operations import delete, power
+from openkeel.compute.operations.build import BuildArgs, build_and_run
+from openkeel.rpc.clients.compute import SERVER_VERSION
+from openkeel.rpc.message import CallContext
+
+
+def _uuid(instance: Mapping[str, Any] | str) -> str:
+    return instance if isinstance(instance, str) else str(instance["uuid"])
+
+
+class ComputeEndpoint:
+    """ComputeManager's RPC methods that OpenKeel serves so far."""
+
+    rpc_version: ClassVar[str] = SERVER_VERSION
+
+    def __init__(self, host: ComputeHost) -> None:
+        self._host = host
+
+    def build_and_run_instance(
+        self,
+        context: CallContext,
+        instance: Mapping[str, Any],
+        image: Mapping[str, Any] | None = None,
+        request_spec: Mapping[str, Any] | None = None,
+        filter_properties: Mapping[str, Any] | None = None,
+        admin_password: str | None = None,
+        injected_files: Sequence[Any] | None = None,
+        requested_networks: Sequence[Mapping[str, Any]] | None = None,
+        security_groups: Sequence[str] | None = None,
+        block_device_mapping: Sequence[Any] | None = None,
+        node: str | None = None,
+        limits: Mapping[str, Any] | None = None,
+        host_list: Sequence[Mapping[str, Any]] | None = None,
+        accel_uuids: Sequence[str] | None = None,
+    ) -> None:
+        args = BuildArgs(
+            instance_uuid=_uuid(instance),
+            request_spec=request_spec or {},
+            filter_properties=filter_properties or {},
+            requested_networks=tuple(requested_networks or ()),
+            host_list=tuple(host_list or ()),
+            image=image or {},
+            admin_password=admin_password,
+            node=node,
+        )
+        build_and_run(self._host, context, args)
+
+    def terminate_instance(
+        self, context: CallContext, instance: Mapping[str, Any], bdms: Sequence[Any] = ()
+    ) -> None:
+        delete.terminate(self._host, context, _uuid(instance))
+
+    def stop_instance(
+        self, context: CallContext, instance: Mapping[str, Any], clean_shutdown: bool = True
+    ) -> None:
+        power.stop(self._host, context, _uuid(instance), clean_shutdown)
+
+    def start_instance(self, context: CallContext, instance: Mapping[str, Any]) -> None:
+        power.start(self._host, context, _uuid(instance))
+
+    def reboot_instance(
+        self,
+        context: CallContext,
+        instance: Mapping[str, Any],
+        block_device_info: Mapping[str, Any] | None = None,
+        reboot_type: str = "SOFT",
+    ) -> None:
+        power.reboot(self._host, context, _uuid(instance), reboot_type)

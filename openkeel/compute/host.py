@@ -1,0 +1,59 @@
+"""What every compute operation needs: one ``ComputeHost`` per compute service.
+
+Built by ``ComputeService`` (openkeel.compute.service) and passed to the operations
+(openkeel.compute.operations.*), the periodic tasks and start-up reconciliation, so those stay
+plain functions that tests can call directly.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import sqlalchemy as sa
+from oslo_config import cfg
+
+from openkeel.clients.placement import PlacementClient
+from openkeel.compute.clock import Clock
+from openkeel.compute.records import InstanceRecords
+from openkeel.compute.resource_tracker import ResourceTracker
+from openkeel.network.adapter import InstanceNetRef, NetworkAdapter
+from openkeel.rpc.clients.conductor import ConductorRpcClient
+from openkeel.virt.driver import ComputeDriver
+
+
+class InstanceLocks:
+    """One lock per instance uuid (Nova's ``synchronized(instance.uuid)``)."""
+
+    def __init__(self) -> None:
+        self._guard = threading.Lock()
+        self._locks: dict[str, threading.RLock] = {}
+
+    @contextmanager
+    def hold(self, uuid: str) -> Iterator[None]:
+        with self._guard:
+            lock = self._locks.setdefault(uuid, threading.RLock())
+        with lock:
+            yield
+
+
+@dataclass
+class ComputeHost:
+    """The collaborators of one compute service."""
+
+    conf: cfg.ConfigOpts
+    host: str
+    driver: ComputeDriver
+    network: NetworkAdapter
+    placement: PlacementClient
+    records: InstanceRecords
+    api_db: sa.Engine
+    clock: Clock
+    conductor: ConductorRpcClient
+    tracker: ResourceTracker
+    locks: InstanceLocks = field(default_factory=InstanceLocks)
+
+    def net_ref(self, uuid: str, project_id: str) -> InstanceNetRef:
+        return InstanceNetRef(uuid=uuid, project_id=project_id, host=self.host)

@@ -1,0 +1,188 @@
+"""build_and_run_instance: networks, spawn, ACTIVE — or reschedule, or ERROR with a fault.
+
+Flow (Nova's _do_build_and_run_instance): per-instance lock; action event
+``compute__do_build_and_run_instance``; vm_state building with expected task state
+(scheduling, None); task states networking → block_device_mapping → spawning, each a
+compare-and-swap on the previous one; driver.spawn; ACTIVE/RUNNING/launched_at. On a failure
+the guest and the networks are cleaned up, then the instance is rescheduled through conductor
+``build_instances`` (when the request has retry information) after freeing this host's
+allocation, else set to ERROR with a fault and its allocations deleted. If the instance was
+deleted meanwhile (not found, or task state ``deleting``) the build just cleans up and stops.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from openkeel.compute import guest
+from openkeel.compute.host import ComputeHost
+from openkeel.compute.operations.outcome import free_allocations, set_error
+from openkeel.domain.instances import (
+    Instance,
+    InstanceNotFound,
+    InstanceUpdate,
+    UnexpectedDeletingTaskStateError,
+    UnexpectedTaskStateError,
+)
+from openkeel.domain.states import PowerState, TaskState, VmState
+from openkeel.network.adapter import parse_requested
+from openkeel.rpc.message import CallContext
+
+LOG = logging.getLogger(__name__)
+
+EVENT = "compute__do_build_and_run_instance"
+_GONE = (InstanceNotFound, UnexpectedDeletingTaskStateError)
+
+
+@dataclass(frozen=True)
+class BuildArgs:
+    """The arguments of build_and_run_instance that matter to this host."""
+
+    instance_uuid: str
+    request_spec: Mapping[str, Any] = field(default_factory=dict)
+    filter_properties: Mapping[str, Any] = field(default_factory=dict)
+    requested_networks: Sequence[Mapping[str, Any]] = ()
+    host_list: Sequence[Mapping[str, Any]] = ()
+    image: Mapping[str, Any] = field(default_factory=dict)
+    admin_password: str | None = None
+    node: str | None = None
+
+
+def build_and_run(host: ComputeHost, context: CallContext, args: BuildArgs) -> None:
+    """Build one instance on this host; never raises, never leaves it in BUILD."""
+    uuid = args.instance_uuid
+    with host.locks.hold(uuid):
+        host.records.event_start(uuid, context.request_id, EVENT, host.host)
+        failure: BaseException | None = None
+        try:
+            _build(host, args)
+        except _GONE as exc:
+            LOG.info("Instance %s was deleted during its build", uuid)
+            _cleanup(host, uuid, args)
+            failure = exc
+        except UnexpectedTaskStateError as exc:
+            LOG.warning("Build of %s lost a state race: %s", uuid, exc)
+            _cleanup(host, uuid, args)
+            failure = exc
+        except Exception as exc:
+            LOG.exception("Build of instance %s failed", uuid)
+            failure = exc
+            _cleanup(host, uuid, args)
+            _after_failure(host, context, args, exc)
+        host.records.event_finish(uuid, context.request_id, EVENT, failure)
+
+
+def _step(host: ComputeHost, uuid: str, task: TaskState | None, expected: Any) -> Instance:
+    return host.records.update(
+        uuid, InstanceUpdate(task_state=task.value if task else None), expected_task_state=expected
+    )
+
+
+def _build(host: ComputeHost, args: BuildArgs) -> None:
+    uuid = args.instance_uuid
+    host.records.update(
+        uuid,
+        InstanceUpdate(vm_state=VmState.BUILDING.value, task_state=None),
+        expected_task_state=(TaskState.SCHEDULING.value, None),
+    )
+    instance = _step(host, uuid, TaskState.NETWORKING, None)
+    ref = host.net_ref(uuid, instance.project_id)
+    network_info = host.network.allocate_for_instance(ref, parse_requested(args.requested_networks))
+    host.records.update(uuid, InstanceUpdate(network_info=network_info))
+    _step(host, uuid, TaskState.BLOCK_DEVICE_MAPPING, TaskState.NETWORKING.value)
+    instance = _step(host, uuid, TaskState.SPAWNING, TaskState.BLOCK_DEVICE_MAPPING.value)
+    spec = guest.instance_spec(host.conf, instance, network_info)
+    host.driver.spawn(spec, admin_password=args.admin_password)
+    state = host.driver.get_info(spec.ref, use_cache=False).state
+    host.records.update(
+        uuid,
+        InstanceUpdate(
+            vm_state=VmState.ACTIVE.value,
+            task_state=None,
+            power_state=int(state),
+            launched_at=host.clock.now(),
+        ),
+        expected_task_state=TaskState.SPAWNING.value,
+    )
+
+
+def _cleanup(host: ComputeHost, uuid: str, args: BuildArgs) -> None:
+    """Remove what a failed build may have left: the guest and the network allocation."""
+    try:
+        instance = host.records.get(uuid, read_deleted="yes")
+    except InstanceNotFound:
+        return
+    try:
+        host.driver.destroy(guest.instance_ref(host.conf, instance))
+    except Exception:
+        LOG.exception("Could not destroy the guest of failed build %s", uuid)
+    try:
+        host.network.deallocate_for_instance(host.net_ref(uuid, instance.project_id))
+        if not instance.deleted:
+            host.records.update(uuid, InstanceUpdate(network_info=[]))
+    except Exception:
+        LOG.exception("Could not deallocate the networks of failed build %s", uuid)
+
+
+def _after_failure(
+    host: ComputeHost, context: CallContext, args: BuildArgs, exc: BaseException
+) -> None:
+    """Reschedule when the request allows retries, else ERROR + fault + no allocations."""
+    retry = args.filter_properties.get("retry")
+    if isinstance(retry, Mapping) and _reschedule(host, context, args, retry, exc):
+        return
+    set_error(host, args.instance_uuid, exc)
+    free_allocations(host, args.instance_uuid)
+
+
+def _reschedule(
+    host: ComputeHost,
+    context: CallContext,
+    args: BuildArgs,
+    retry: Mapping[str, Any],
+    exc: BaseException,
+) -> bool:
+    uuid = args.instance_uuid
+    try:
+        instance = host.records.update(
+            uuid,
+            InstanceUpdate(task_state=TaskState.SCHEDULING.value, host=None, node=None),
+            expected_vm_state=VmState.BUILDING.value,
+        )
+    except Exception:
+        LOG.exception("Could not prepare %s for rescheduling", uuid)
+        return False
+    free_allocations(host, uuid)
+    hosts = [*retry.get("hosts", []), [host.host, args.node]]
+    filter_properties = {
+        **args.filter_properties,
+        "retry": {**retry, "hosts": hosts, "exc_reason": f"{type(exc).__name__}: {exc}"},
+    }
+    host.conductor.build_instances(
+        context,
+        instances=[instance],
+        image=args.image,
+        filter_properties=filter_properties,
+        admin_password=args.admin_password,
+        injected_files=[],
+        requested_networks=list(args.requested_networks),
+        security_groups=[],
+        block_device_mapping=[],
+        request_spec=args.request_spec,
+        host_lists=[list(args.host_list)],
+    )
+    LOG.info("Build of %s on %s failed; rescheduled", uuid, host.host)
+    return True
+
+
+def power_state_of(host: ComputeHost, instance: Instance) -> PowerState:
+    """The driver's power state of the guest (NOSTATE when it does not exist)."""
+    from openkeel.virt.errors import InstanceNotFound as GuestNotFound
+
+    try:
+        return host.driver.get_info(guest.instance_ref(host.conf, instance), use_cache=False).state
+    except GuestNotFound:
+        return PowerState.NOSTATE

@@ -1,0 +1,72 @@
+"""terminate_instance: destroy the guest, free networks and allocations, soft-delete the row.
+
+Flow (Nova's _delete_instance): per-instance lock; action event ``compute_terminate_instance``;
+task state ``deleting``; driver.destroy (idempotent); network deallocation; Placement
+allocations deleted; vm_state deleted, terminated_at, row soft-deleted (``deleted = id``);
+instance mapping ``queued_for_delete``. A failing step puts the instance in ERROR with a fault
+(the user may delete again). Also used by start-up reconciliation and soft-delete reclaim.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from openkeel.compute import guest
+from openkeel.compute.host import ComputeHost
+from openkeel.compute.operations.outcome import free_allocations, set_error
+from openkeel.db.repositories import instance_mappings
+from openkeel.domain.instances import InstanceMappingNotFound, InstanceNotFound, InstanceUpdate
+from openkeel.domain.states import PowerState, TaskState, VmState
+from openkeel.rpc.message import CallContext
+
+LOG = logging.getLogger(__name__)
+
+EVENT = "compute_terminate_instance"
+
+
+def terminate(host: ComputeHost, context: CallContext, uuid: str) -> None:
+    """Delete instance ``uuid`` from this host; never raises."""
+    with host.locks.hold(uuid):
+        try:
+            instance = host.records.get(uuid)
+        except InstanceNotFound:
+            LOG.info("Instance %s is already deleted", uuid)
+            free_allocations(host, uuid)
+            return
+        host.records.event_start(uuid, context.request_id, EVENT, host.host)
+        failure: BaseException | None = None
+        try:
+            host.records.update(uuid, InstanceUpdate(task_state=TaskState.DELETING.value))
+            host.driver.destroy(
+                guest.instance_ref(host.conf, instance),
+                network=guest.interfaces(instance.network_info),
+            )
+            host.network.deallocate_for_instance(host.net_ref(uuid, instance.project_id))
+            free_allocations(host, uuid)
+            _finish(host, uuid)
+        except InstanceNotFound:
+            LOG.info("Instance %s was deleted concurrently", uuid)
+        except Exception as exc:
+            LOG.exception("Delete of instance %s failed", uuid)
+            failure = exc
+            set_error(host, uuid, exc)
+        host.records.event_finish(uuid, context.request_id, EVENT, failure)
+
+
+def _finish(host: ComputeHost, uuid: str) -> None:
+    host.records.update(
+        uuid,
+        InstanceUpdate(
+            vm_state=VmState.DELETED.value,
+            task_state=None,
+            power_state=int(PowerState.NOSTATE),
+            terminated_at=host.clock.now(),
+            network_info=[],
+        ),
+    )
+    host.records.soft_delete(uuid)
+    try:
+        with host.api_db.begin() as conn:
+            instance_mappings.set_queued_for_delete(conn, uuid)
+    except InstanceMappingNotFound:
+        LOG.debug("Instance %s has no mapping to queue for delete", uuid)

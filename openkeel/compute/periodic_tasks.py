@@ -1,0 +1,155 @@
+"""The compute role's periodic tasks (registered on a PeriodicRunner by ComputeService).
+
+- power state sync (``sync_power_state_interval``): Nova's _sync_instance_power_state decisions;
+- build timeout (``instance_build_timeout``): builds older than it go to ERROR with a fault;
+- reclaim (``reclaim_instance_interval``): soft-deleted instances older than it are deleted;
+- orphan allocations: Placement consumers on this host's providers without a live instance.
+Heartbeat and resource audit live on the service (openkeel.compute.service).
+"""
+
+from __future__ import annotations
+
+import datetime
+import logging
+
+from openkeel.clients.placement_errors import PlacementError
+from openkeel.compute.host import ComputeHost
+from openkeel.compute.operations import delete, power
+from openkeel.compute.operations.build import power_state_of
+from openkeel.compute.operations.outcome import free_allocations, set_error
+from openkeel.db.repositories import build_requests
+from openkeel.domain.errors import ComputeError
+from openkeel.domain.instances import (
+    BuildRequestNotFound,
+    Instance,
+    InstanceNotFound,
+    InstanceUpdate,
+)
+from openkeel.domain.states import PowerState, TaskState, VmState
+from openkeel.rpc.message import CallContext
+
+LOG = logging.getLogger(__name__)
+
+BUILD_TIMEOUT_MESSAGE = "Instance build timed out. Set to error state."
+
+
+class BuildTimedOut(ComputeError):
+    """Fault of a build that exceeded ``instance_build_timeout``."""
+
+    def __init__(self) -> None:
+        super().__init__(BUILD_TIMEOUT_MESSAGE)
+
+
+def _context() -> CallContext:
+    return CallContext(roles=("admin",))
+
+
+def sync_power_states(host: ComputeHost) -> None:
+    """Compare each idle instance's power state with the driver and act as Nova does."""
+    for instance in host.records.on_host(host.host):
+        if instance.task_state is not None:
+            continue
+        try:
+            sync_instance_power_state(host, instance, power_state_of(host, instance))
+        except Exception:
+            LOG.exception("Power state sync of %s failed", instance.uuid)
+
+
+def sync_instance_power_state(host: ComputeHost, instance: Instance, actual: PowerState) -> None:
+    """One instance: record the driver's power state, stop guests that should not run."""
+    if instance.power_state != int(actual):
+        try:
+            instance = host.records.update(
+                instance.uuid, InstanceUpdate(power_state=int(actual)), expected_task_state=None
+            )
+        except ComputeError:
+            return  # an operation started meanwhile: it owns the instance now
+    stopped = actual in (PowerState.SHUTDOWN, PowerState.CRASHED)
+    vm_state = instance.vm_state
+    if vm_state == VmState.ACTIVE and (stopped or actual == PowerState.SUSPENDED):
+        LOG.warning("Instance %s shut down by itself; calling the stop API", instance.uuid)
+        _force_stop(host, instance)
+    elif vm_state == VmState.STOPPED and actual not in (
+        PowerState.NOSTATE,
+        PowerState.SHUTDOWN,
+        PowerState.CRASHED,
+    ):
+        LOG.warning("Instance %s is not stopped; calling the stop API", instance.uuid)
+        _force_stop(host, instance)
+    elif vm_state == VmState.PAUSED and stopped:
+        LOG.warning("Paused instance %s shut down by itself; calling the stop API", instance.uuid)
+        _force_stop(host, instance)
+
+
+def _force_stop(host: ComputeHost, instance: Instance) -> None:
+    try:
+        host.records.update(
+            instance.uuid,
+            InstanceUpdate(task_state=TaskState.POWERING_OFF.value),
+            expected_task_state=None,
+        )
+    except ComputeError:
+        return
+    power.stop(host, _context(), instance.uuid, clean_shutdown=False)
+
+
+def check_build_timeouts(host: ComputeHost) -> None:
+    """Builds on this host older than ``instance_build_timeout`` go to ERROR with a fault."""
+    timeout = host.conf.instance_build_timeout
+    if not timeout:
+        return
+    cutoff = host.clock.now() - datetime.timedelta(seconds=timeout)
+    for instance in host.records.on_host(host.host):
+        if instance.vm_state != VmState.BUILDING or instance.created_at is None:
+            continue
+        if instance.created_at < cutoff:
+            LOG.warning("Instance %s: %s", instance.uuid, BUILD_TIMEOUT_MESSAGE)
+            set_error(host, instance.uuid, BuildTimedOut())
+
+
+def reclaim_queued_deletes(host: ComputeHost) -> None:
+    """Really delete soft-deleted instances older than ``reclaim_instance_interval``."""
+    interval = host.conf.reclaim_instance_interval
+    if interval <= 0:
+        return
+    cutoff = host.clock.now() - datetime.timedelta(seconds=interval)
+    for instance in host.records.soft_deleted_before(cutoff):
+        if instance.host == host.host and instance.task_state is None:
+            delete.terminate(host, _context(), instance.uuid)
+
+
+def remove_orphan_allocations(host: ComputeHost) -> list[str]:
+    """Delete allocations on this host's providers held by consumers with no live instance.
+
+    A consumer still being scheduled (its build request exists, no instance row yet) keeps
+    its allocation. Returns the consumers cleaned up.
+    """
+    removed = []
+    for provider in host.tracker.provider_uuids():
+        try:
+            consumers = host.placement.get_provider_allocations(provider)
+        except PlacementError:
+            LOG.exception("Could not read the allocations of provider %s", provider)
+            continue
+        for consumer in consumers:
+            if _is_live(host, consumer):
+                continue
+            LOG.warning("Deleting orphan allocation of %s on %s", consumer, provider)
+            free_allocations(host, consumer)
+            removed.append(consumer)
+    return removed
+
+
+def _is_live(host: ComputeHost, consumer: str) -> bool:
+    try:
+        instance = host.records.get(consumer)
+    except InstanceNotFound:
+        instance = None
+    if instance is not None:
+        return True
+    with host.api_db.connect() as conn:
+        try:
+            build_requests.get(conn, consumer)
+        except BuildRequestNotFound:
+            return False
+    return True

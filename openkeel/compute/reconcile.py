@@ -1,0 +1,87 @@
+"""Start-up reconciliation (Nova's init_host/_init_instance), made to always converge.
+
+After a crash, instances of this host may be stuck mid-operation. Each one is resolved to a
+stable state: builds (vm_state building or a build task state) → ERROR with a fault and their
+guest removed; deleting → the delete is finished; powering-off/on → finished; reboots → a hard
+reboot is finished; any other task state is cleared. Then Placement allocations held on this
+host's providers by consumers with no live instance are deleted.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from openkeel.compute import guest
+from openkeel.compute.host import ComputeHost
+from openkeel.compute.operations import delete, power
+from openkeel.compute.operations.outcome import set_error
+from openkeel.compute.periodic_tasks import remove_orphan_allocations
+from openkeel.domain.errors import ComputeError
+from openkeel.domain.instances import Instance, InstanceUpdate
+from openkeel.domain.states import HARD_REBOOT_STATES, SOFT_REBOOT_STATES, TaskState, VmState
+from openkeel.rpc.message import CallContext
+
+LOG = logging.getLogger(__name__)
+
+_BUILD_TASKS = frozenset(
+    {
+        TaskState.SCHEDULING,
+        TaskState.NETWORKING,
+        TaskState.BLOCK_DEVICE_MAPPING,
+        TaskState.SPAWNING,
+    }
+)
+
+
+class InterruptedByRestart(ComputeError):
+    """Fault of an operation the compute service's restart interrupted."""
+
+    def __init__(self, vm_state: str | None, task_state: str | None) -> None:
+        super().__init__(
+            f"Instance was in vm_state {vm_state}, task_state {task_state} "
+            "when the compute service restarted."
+        )
+
+
+def init_instances(host: ComputeHost) -> None:
+    """Resolve every instance of this host, then drop orphan allocations."""
+    for instance in host.records.on_host(host.host):
+        try:
+            init_instance(host, instance)
+        except Exception:
+            LOG.exception("Could not reconcile instance %s", instance.uuid)
+    remove_orphan_allocations(host)
+
+
+def init_instance(host: ComputeHost, instance: Instance) -> None:
+    """Bring one instance to a stable state."""
+    context = CallContext(roles=("admin",))
+    task = instance.task_state
+    uuid = instance.uuid
+    if instance.vm_state == VmState.BUILDING or task in _BUILD_TASKS:
+        LOG.warning("Instance %s was building when compute stopped: ERROR", uuid)
+        _destroy_guest(host, instance)
+        set_error(host, uuid, InterruptedByRestart(instance.vm_state, task))
+    elif task in (TaskState.DELETING, TaskState.SOFT_DELETING) or (
+        instance.vm_state == VmState.DELETED
+    ):
+        delete.terminate(host, context, uuid)
+    elif task == TaskState.POWERING_OFF:
+        power.stop(host, context, uuid, clean_shutdown=False)
+    elif task == TaskState.POWERING_ON:
+        power.start(host, context, uuid)
+    elif task in SOFT_REBOOT_STATES or task in HARD_REBOOT_STATES:
+        host.records.update(uuid, InstanceUpdate(task_state=TaskState.REBOOTING_HARD.value))
+        power.reboot(host, context, uuid, "HARD")
+    elif task is not None:
+        LOG.warning("Clearing task state %s of instance %s after restart", task, uuid)
+        host.records.update(uuid, InstanceUpdate(task_state=None))
+
+
+def _destroy_guest(host: ComputeHost, instance: Instance) -> None:
+    try:
+        host.driver.destroy(guest.instance_ref(host.conf, instance))
+        host.network.deallocate_for_instance(host.net_ref(instance.uuid, instance.project_id))
+        host.records.update(instance.uuid, InstanceUpdate(network_info=[]))
+    except Exception:
+        LOG.exception("Could not clean up the interrupted build of %s", instance.uuid)

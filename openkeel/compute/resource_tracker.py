@@ -1,0 +1,152 @@
+"""The resource tracker: this host's compute node record and its Placement provider.
+
+``ResourceTracker.update_available_resource()`` (at service start and periodically) asks the
+driver for each node's totals and inventory, adds the usage of the instances on the node (cell
+DB), writes the ``compute_nodes`` row and makes the Placement provider (uuid = compute node
+uuid) carry the same inventories and traits. Allocation ratios and reserved amounts come from
+Nova's ``[DEFAULT]`` options (``*_allocation_ratio`` falling back to ``initial_*``).
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid as uuidlib
+from dataclasses import dataclass
+
+import sqlalchemy as sa
+from oslo_config import cfg
+
+from openkeel.clients.placement import PlacementClient
+from openkeel.clients.placement_models import Inventory as PlacementInventory
+from openkeel.compute import node_records
+from openkeel.virt.driver import ComputeDriver
+from openkeel.virt.model import HostResources, InventoryPolicy, NodeInventory
+
+LOG = logging.getLogger(__name__)
+
+
+def inventory_policy(conf: cfg.ConfigOpts) -> InventoryPolicy:
+    """Ratios and reserved amounts from configuration, as Nova reads them."""
+
+    def ratio(name: str) -> float:
+        value = getattr(conf, f"{name}_allocation_ratio")
+        return float(
+            value if value is not None else getattr(conf, f"initial_{name}_allocation_ratio")
+        )
+
+    return InventoryPolicy(
+        cpu_allocation_ratio=ratio("cpu"),
+        ram_allocation_ratio=ratio("ram"),
+        disk_allocation_ratio=ratio("disk"),
+        reserved_host_cpus=conf.reserved_host_cpus,
+        reserved_host_memory_mb=conf.reserved_host_memory_mb,
+        reserved_host_disk_mb=conf.reserved_host_disk_mb,
+    )
+
+
+@dataclass(frozen=True)
+class NodeState:
+    """What the tracker knows about one node after an update."""
+
+    nodename: str
+    id: int
+    uuid: str
+
+
+class ResourceTracker:
+    """Keeps compute_nodes and Placement in line with the driver and the instances."""
+
+    def __init__(
+        self,
+        conf: cfg.ConfigOpts,
+        host: str,
+        driver: ComputeDriver,
+        placement: PlacementClient,
+        cell_db: sa.Engine,
+    ) -> None:
+        self.conf = conf
+        self.host = host
+        self.driver = driver
+        self.placement = placement
+        self.cell_db = cell_db
+        self.nodes: dict[str, NodeState] = {}
+
+    def update_available_resource(self, service_id: int | None = None) -> list[NodeState]:
+        """Audit every node of the driver (Nova's periodic ``update_available_resource``)."""
+        policy = inventory_policy(self.conf)
+        states = []
+        for nodename in self.driver.get_available_nodes(refresh=True):
+            resources = self.driver.get_available_resource(nodename)
+            state = self._save_node(resources, policy, service_id)
+            self._report_to_placement(state, self.driver.get_inventory(nodename, policy))
+            self.nodes[nodename] = state
+            states.append(state)
+        return states
+
+    def provider_uuids(self) -> list[str]:
+        """Placement providers of this host's nodes (known after the first update)."""
+        return [state.uuid for state in self.nodes.values()]
+
+    def node_for(self, nodename: str | None) -> NodeState | None:
+        if nodename is None and len(self.nodes) == 1:
+            return next(iter(self.nodes.values()))
+        return self.nodes.get(nodename or "")
+
+    def _save_node(
+        self, res: HostResources, policy: InventoryPolicy, service_id: int | None
+    ) -> NodeState:
+        with self.cell_db.begin() as conn:
+            usage = node_records.node_usage(conn, self.host, res.nodename)
+            existing = node_records.find_node(conn, self.host, res.nodename)
+            memory_used = policy.reserved_host_memory_mb + usage.memory_mb
+            disk_used = policy.reserved_host_disk_mb // 1024 + usage.local_gb
+            values = {
+                "host": self.host,
+                "hypervisor_hostname": res.hypervisor_hostname,
+                "vcpus": res.vcpus,
+                "memory_mb": res.memory_mb,
+                "local_gb": res.local_gb,
+                "vcpus_used": policy.reserved_host_cpus + usage.vcpus,
+                "memory_mb_used": memory_used,
+                "local_gb_used": disk_used,
+                "free_ram_mb": res.memory_mb - memory_used,
+                "free_disk_gb": res.local_gb - disk_used,
+                "current_workload": usage.workload,
+                "running_vms": usage.running_vms,
+                "hypervisor_type": res.hypervisor_type,
+                "hypervisor_version": res.hypervisor_version,
+                "cpu_info": res.cpu_info,
+                "disk_available_least": res.disk_available_least or res.local_gb - disk_used,
+                "host_ip": self.conf.my_ip,
+                "cpu_allocation_ratio": policy.cpu_allocation_ratio,
+                "ram_allocation_ratio": policy.ram_allocation_ratio,
+                "disk_allocation_ratio": policy.disk_allocation_ratio,
+                "stats": "{}",
+            }
+            if service_id is not None:
+                values["service_id"] = service_id
+            if existing is None:
+                values["uuid"] = str(uuidlib.uuid4())
+                values["mapped"] = 0
+            node_id = node_records.save_node(conn, existing["id"] if existing else None, values)
+            node_uuid = existing["uuid"] if existing else values["uuid"]
+        return NodeState(res.nodename, node_id, str(node_uuid))
+
+    def _report_to_placement(self, state: NodeState, inventory: NodeInventory) -> None:
+        self.placement.ensure_provider(state.uuid, state.nodename)
+        wanted = {
+            rc: PlacementInventory(
+                total=inv.total,
+                reserved=inv.reserved,
+                min_unit=inv.min_unit,
+                max_unit=inv.max_unit,
+                step_size=inv.step_size,
+                allocation_ratio=inv.allocation_ratio,
+            )
+            for rc, inv in inventory.inventories.items()
+        }
+        if self.placement.get_inventories(state.uuid) != wanted:
+            self.placement.set_inventories(state.uuid, wanted)
+        traits = set(inventory.traits)
+        if self.placement.get_traits(state.uuid) != traits:
+            self.placement.set_traits(state.uuid, traits)

@@ -1,0 +1,179 @@
+"""The compute role object: one per host (``[DEFAULT] host``), built by openkeel.cmd.
+
+``ComputeService(conf, driver, transport, placement, api_db, cell_db, clock=...)``;
+``start()`` connects the driver, registers the service record (cell DB ``services``, binary
+nova-compute, topic compute) and the host mapping (API DB), audits resources (compute node +
+Placement provider, inventory, traits), reconciles instances left mid-operation, serves RPC on
+topic ``compute`` server=<host>, and registers the periodic tasks (run on a background thread
+unless ``start(background=False)``: tests then call ``periodic.run_due()`` after moving a
+FakeClock). ``stop()`` undoes it.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import sqlalchemy as sa
+from oslo_config import cfg
+
+from openkeel.clients.placement import PlacementClient
+from openkeel.compute import periodic_tasks, reconcile
+from openkeel.compute.clock import Clock, SystemClock
+from openkeel.compute.endpoint import ComputeEndpoint
+from openkeel.compute.host import ComputeHost
+from openkeel.compute.periodic import PeriodicRunner
+from openkeel.compute.records import InstanceRecords
+from openkeel.compute.resource_tracker import ResourceTracker
+from openkeel.db.repositories import host_mappings, services
+from openkeel.db.schema import api as api_schema
+from openkeel.network import NetworkAdapter, get_network_adapter
+from openkeel.rpc.clients.conductor import ConductorRpcClient
+from openkeel.rpc.message import Target
+from openkeel.rpc.server import RpcServer
+from openkeel.rpc.transport import Transport
+from openkeel.virt.driver import ComputeDriver
+
+LOG = logging.getLogger(__name__)
+
+BINARY = "nova-compute"
+TOPIC = "compute"
+SERVICE_VERSION = 74  # Nova 34.0.0's service version
+
+
+class ComputeService:
+    """Everything one compute host runs."""
+
+    def __init__(
+        self,
+        conf: cfg.ConfigOpts,
+        driver: ComputeDriver,
+        transport: Transport,
+        placement: PlacementClient,
+        api_db: sa.Engine,
+        cell_db: sa.Engine,
+        *,
+        clock: Clock | None = None,
+        network: NetworkAdapter | None = None,
+        cell_uuid: str | None = None,
+        host: str | None = None,
+    ) -> None:
+        self.conf = conf
+        self.transport = transport
+        self.api_db = api_db
+        self.cell_db = cell_db
+        self.cell_uuid = cell_uuid
+        self.clock = clock or SystemClock()
+        name: str = host or conf.host
+        self.host = ComputeHost(
+            conf=conf,
+            host=name,
+            driver=driver,
+            network=network or get_network_adapter(conf, api_db),
+            placement=placement,
+            records=InstanceRecords(cell_db, self.clock),
+            api_db=api_db,
+            clock=self.clock,
+            conductor=ConductorRpcClient(transport),
+            tracker=ResourceTracker(conf, name, driver, placement, cell_db),
+        )
+        self.periodic = PeriodicRunner(self.clock)
+        self.service_id: int | None = None
+        self._server: RpcServer | None = None
+
+    @property
+    def hostname(self) -> str:
+        return self.host.host
+
+    def start(self, *, background: bool = True) -> ComputeService:
+        """Register, audit, reconcile, serve RPC, schedule periodic tasks."""
+        self.host.driver.init_host(self.hostname)
+        self.service_id = self._register_service()
+        self._map_host()
+        self.host.tracker.update_available_resource(self.service_id)
+        reconcile.init_instances(self.host)
+        self._server = RpcServer(
+            self.transport, Target(TOPIC, server=self.hostname), [ComputeEndpoint(self.host)]
+        ).start()
+        self._register_tasks()
+        if background and self.conf.periodic_enable:
+            self.periodic.start()
+        return self
+
+    def stop(self) -> None:
+        self.periodic.stop()
+        if self._server is not None:
+            self._server.stop()
+            self._server = None
+        self.host.driver.cleanup_host(self.hostname)
+
+    # --- registration ----------------------------------------------------------------------
+
+    def _register_service(self) -> int:
+        with self.cell_db.begin() as conn:
+            record = services.get_by_host_and_binary(conn, self.hostname, BINARY)
+            if record is None:
+                record = services.create_service(
+                    conn,
+                    self.hostname,
+                    BINARY,
+                    topic=TOPIC,
+                    version=SERVICE_VERSION,
+                    last_seen_up=self.clock.now(),
+                )
+            else:
+                services.update_service(
+                    conn, record.id, version=SERVICE_VERSION, last_seen_up=self.clock.now()
+                )
+            return record.id
+
+    def _map_host(self) -> None:
+        cell_uuid = self.cell_uuid or self._cell_of_database()
+        with self.api_db.begin() as conn:
+            host_mappings.ensure(conn, self.hostname, cell_uuid)
+
+    def _cell_of_database(self) -> str:
+        url = self.cell_db.url.render_as_string(hide_password=False)
+        cells = api_schema.cell_mappings
+        query = sa.select(cells.c.uuid).where(cells.c.database_connection == url)
+        with self.api_db.connect() as conn:
+            found = conn.execute(query).scalar()
+        if found is None:
+            raise RuntimeError(f"No cell mapping has the database of compute {self.hostname}")
+        return str(found)
+
+    # --- periodic tasks --------------------------------------------------------------------
+
+    def _register_tasks(self) -> None:
+        conf, host = self.conf, self.host
+        add = self.periodic.add
+        add("heartbeat", self.heartbeat, conf.report_interval)
+        add("update_available_resource", self.update_available_resource,
+            conf.update_resources_interval)  # fmt: skip
+        add("sync_power_states", lambda: periodic_tasks.sync_power_states(host),
+            conf.sync_power_state_interval)  # fmt: skip
+        add("check_instance_build_time", lambda: periodic_tasks.check_build_timeouts(host), 0)
+        add("reclaim_queued_deletes", lambda: periodic_tasks.reclaim_queued_deletes(host), 0)
+
+    def heartbeat(self) -> None:
+        """Bump report_count and last_seen_up of the service record."""
+        if self.service_id is None:
+            return
+        with self.cell_db.begin() as conn:
+            record = services.get_service(conn, self.service_id)
+            if record is None:
+                LOG.warning("Service record of %s is gone; re-registering", self.hostname)
+                self.service_id = None
+            else:
+                services.update_service(
+                    conn,
+                    record.id,
+                    report_count=record.report_count + 1,
+                    last_seen_up=self.clock.now(),
+                )
+        if self.service_id is None:
+            self.service_id = self._register_service()
+
+    def update_available_resource(self) -> None:
+        """Resource audit plus orphan allocation cleanup."""
+        self.host.tracker.update_available_resource(self.service_id)
+        periodic_tasks.remove_orphan_allocations(self.host)

@@ -1,0 +1,132 @@
+"""The collaborators of conductor tasks and the steps several tasks share.
+
+``ConductorDeps`` is built once by ``ConductorService``: API DB, cell DB engines, Placement,
+scheduler and compute RPC clients. Shared steps: bury an unschedulable instance in cell0, set
+ERROR with a fault, free allocations, cast build_and_run_instance.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import sqlalchemy as sa
+from oslo_config import cfg
+
+from openkeel.clients.placement import PlacementClient
+from openkeel.clients.placement_errors import PlacementError
+from openkeel.compute.clock import Clock
+from openkeel.compute.records import InstanceRecords
+from openkeel.conductor.cells import CellEngines
+from openkeel.conductor.selections import Destination
+from openkeel.db.cells import CELL0_UUID
+from openkeel.db.repositories import build_requests, instance_mappings
+from openkeel.domain.instances import (
+    BuildRequestNotFound,
+    Instance,
+    InstanceNotFound,
+    InstanceUpdate,
+)
+from openkeel.domain.states import VmState
+from openkeel.rpc.clients.compute import ComputeRpcClient
+from openkeel.rpc.clients.scheduler import SchedulerRpcClient
+from openkeel.rpc.message import CallContext
+
+LOG = logging.getLogger(__name__)
+
+DEFAULT_MAX_ATTEMPTS = 3
+
+
+@dataclass
+class ConductorDeps:
+    conf: cfg.ConfigOpts
+    api_db: sa.Engine
+    cells: CellEngines
+    placement: PlacementClient
+    scheduler: SchedulerRpcClient
+    compute: ComputeRpcClient
+    clock: Clock
+
+    def records(self, cell_uuid: str) -> InstanceRecords:
+        return InstanceRecords(self.cells[cell_uuid], self.clock)
+
+    def max_attempts(self) -> int:
+        """``[scheduler] max_attempts`` (3 when the scheduler's options are not registered)."""
+        try:
+            return max(1, int(self.conf.scheduler.max_attempts))
+        except (cfg.NoSuchOptError, cfg.NoSuchGroupError):
+            return DEFAULT_MAX_ATTEMPTS
+
+    def initial_filter_properties(self, chosen: Destination) -> dict[str, Any]:
+        """Nova's filter_properties of a first build: retry info when retries are allowed."""
+        if self.max_attempts() <= 1:
+            return {}
+        return {"retry": {"num_attempts": 1, "hosts": [[chosen.host, chosen.node]]}}
+
+    def free_allocations(self, uuid: str) -> None:
+        try:
+            self.placement.delete_allocations(uuid)
+        except PlacementError:
+            LOG.exception("Could not delete the allocations of %s", uuid)
+
+    def set_error(self, records: InstanceRecords, uuid: str, exc: BaseException) -> None:
+        """ERROR, no task state, fault from ``exc``."""
+        try:
+            records.update(uuid, InstanceUpdate(vm_state=VmState.ERROR.value, task_state=None))
+            records.add_fault(uuid, exc, None)
+        except InstanceNotFound:
+            LOG.info("Instance %s is gone; not setting ERROR", uuid)
+
+    def bury_in_cell0(self, instance: Instance, exc: BaseException) -> None:
+        """Create the instance in cell0 in ERROR with a fault; map it there; drop its build
+        request (gone already: the user deleted it, so the cell0 row is deleted too)."""
+        cell0 = self.records(CELL0_UUID)
+        buried = replace(
+            instance, vm_state=VmState.ERROR.value, task_state=None, host=None, node=None
+        )
+        try:
+            cell0.create(buried)
+        except sa.exc.IntegrityError:
+            LOG.info("Instance %s is already in cell0", instance.uuid)
+        cell0.add_fault(instance.uuid, exc, None)
+        with self.api_db.begin() as conn:
+            instance_mappings.set_cell(conn, instance.uuid, CELL0_UUID)
+            try:
+                build_requests.delete(conn, instance.uuid)
+                gone = False
+            except BuildRequestNotFound:
+                gone = True
+        if gone:
+            cell0.soft_delete(instance.uuid)
+
+    def cast_build(
+        self,
+        context: CallContext,
+        instance: Instance,
+        chosen: Destination,
+        alternates: Sequence[Destination],
+        *,
+        request_spec: Mapping[str, Any],
+        filter_properties: Mapping[str, Any],
+        image: Mapping[str, Any],
+        admin_password: str | None,
+        requested_networks: Sequence[Mapping[str, Any]] | None,
+    ) -> None:
+        self.compute.build_and_run_instance(
+            context,
+            instance,
+            chosen.host,
+            image,
+            request_spec,
+            filter_properties,
+            admin_password=admin_password,
+            requested_networks=requested_networks,
+            node=chosen.node,
+            limits=chosen.primitive.get("limits"),
+            host_list=[alt.primitive for alt in alternates],
+            block_device_mapping=[],
+            injected_files=[],
+            security_groups=[],
+        )

@@ -1,0 +1,45 @@
+"""The scheduler's selections as the conductor reads them (Nova's Selection primitives).
+
+select_destinations(return_objects=True, return_alternates=True) answers one list per
+instance: the claimed destination first, then unclaimed alternates of the same cell.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from openkeel.clients.placement_models import Allocations
+
+
+@dataclass(frozen=True)
+class Destination:
+    """One selection."""
+
+    host: str
+    node: str | None
+    cell_uuid: str | None
+    allocation_request: str | Mapping[str, Any] | None
+    primitive: Mapping[str, Any]
+
+    @classmethod
+    def from_primitive(cls, data: Mapping[str, Any]) -> Destination:
+        return cls(
+            host=str(data.get("service_host") or data.get("host")),
+            node=data.get("nodename"),
+            cell_uuid=data.get("cell_uuid"),
+            allocation_request=data.get("allocation_request"),
+            primitive=dict(data),
+        )
+
+    def allocations(self) -> Allocations | None:
+        """The allocation request as Placement allocations (None when there is none)."""
+        body = self.allocation_request
+        if body is None:
+            return None
+        if isinstance(body, str):
+            body = json.loads(body)
+        assert isinstance(body, Mapping)
+        return {rp: dict(alloc["resources"]) for rp, alloc in body["allocations"].items()}

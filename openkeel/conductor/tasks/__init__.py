@@ -1,0 +1,1 @@
+"""Conductor tasks (Nova's conductor/tasks): each has ``execute()`` and ``rollback()``."""
