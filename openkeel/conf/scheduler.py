@@ -40,9 +40,10 @@ SCHEDULER_OPTS = [
     cfg.IntOpt("workers", min=0, help="Number of scheduler workers."),
     cfg.BoolOpt(
         "query_placement_for_availability_zone",
-        default=True,
-        help="Ask Placement only for providers in the aggregates of the requested zone "
-        "(member_of). Nova made this unconditional; kept as an option here.",
+        default=False,
+        help="Also ask Placement only for providers in the aggregates of the requested zone "
+        "(member_of); needs host aggregates mirrored into Placement aggregates. The zone is "
+        "enforced on host states either way.",
     ),
     cfg.BoolOpt("query_placement_for_routed_network_aggregates", default=False),
     cfg.BoolOpt("limit_tenants_to_placement_aggregate", default=False),
