@@ -1,0 +1,88 @@
+"""``[kubevirt]`` options: how servers become KubeVirt VirtualMachines.
+
+Read by the KubeVirt virt driver (through ``openkeel.virt.kubevirt.manifests.settings``) and by
+the composition roots that build it. Not a Nova group: Nova has no KubeVirt driver.
+"""
+
+from __future__ import annotations
+
+from oslo_config import cfg
+
+OPTS = [
+    cfg.StrOpt(
+        "kubeconfig",
+        help="Path of the kubeconfig file; empty: the in-cluster service account.",
+    ),
+    cfg.StrOpt(
+        "namespace_scheme",
+        default="openkeel-{project_id}",
+        help="Namespace of a project's objects; ``{project_id}`` is replaced, the result is "
+        "made DNS-1123 safe.",
+    ),
+    cfg.StrOpt(
+        "storage_class",
+        help="StorageClass of the DataVolumes created for servers; empty: the cluster default.",
+    ),
+    cfg.StrOpt(
+        "image_source_policy",
+        default="datavolume",
+        choices=[
+            ("datavolume", "root disk cloned by CDI from the image's DataSource (persistent)"),
+            ("containerdisk", "root disk is an ephemeral containerDisk (lost on restart)"),
+        ],
+        help="How an image-backed root disk is provided.",
+    ),
+    cfg.StrOpt(
+        "images_namespace",
+        default="openkeel-images",
+        help="Namespace holding the imported images (CDI DataVolumes and DataSources).",
+    ),
+    cfg.StrOpt(
+        "containerdisk_registry",
+        default="",
+        help="Registry prefix of containerDisk images: ``<registry>/<image_id>:latest``.",
+    ),
+    cfg.DictOpt(
+        "containerdisk_images",
+        default={},
+        help="Explicit image id -> containerDisk image reference mapping (wins over the registry).",
+    ),
+    cfg.BoolOpt(
+        "use_instancetypes",
+        default=False,
+        help="Refer to a VirtualMachineClusterInstancetype per flavor instead of writing CPU "
+        "and memory into each VirtualMachine.",
+    ),
+    cfg.StrOpt(
+        "network_namespace",
+        default="",
+        help="Namespace of the NetworkAttachmentDefinitions (one per network); empty: the "
+        "project namespace.",
+    ),
+    cfg.StrOpt(
+        "default_hugepage_size",
+        default="2Mi",
+        choices=["2Mi", "1Gi"],
+        help="Page size used for hw:mem_page_size=large.",
+    ),
+    cfg.DictOpt(
+        "pci_alias_resources",
+        default={},
+        help="Nova PCI alias -> KubeVirt permittedHostDevices resourceName.",
+    ),
+    cfg.StrOpt(
+        "vgpu_resource_name",
+        default="",
+        help="KubeVirt mediated device resourceName used for resources:VGPU.",
+    ),
+    cfg.BoolOpt(
+        "log_serial_console",
+        default=True,
+        help="Keep the serial console log (needed for os-getConsoleOutput).",
+    ),
+]
+
+
+def register(conf: cfg.ConfigOpts) -> None:
+    """Register the ``[kubevirt]`` group on ``conf``."""
+    conf.register_opts(OPTS, group="kubevirt")

@@ -1,0 +1,1 @@
+"""KubeVirt virt driver: servers as KubeVirt VirtualMachines (manifests built in ``manifests``)."""

@@ -1,0 +1,53 @@
+"""The ``[kubevirt]`` options as a frozen value, so manifest builders stay pure and testable.
+
+The driver builds one :class:`KubevirtSettings` from its ConfigOpts at start-up
+(:func:`settings_from_conf`) and passes it to every builder.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+JsonObj = dict[str, Any]
+
+IMAGE_SOURCE_DATAVOLUME = "datavolume"
+IMAGE_SOURCE_CONTAINERDISK = "containerdisk"
+
+
+@dataclass(frozen=True)
+class KubevirtSettings:
+    """Operator choices that shape the manifests (see openkeel.conf.kubevirt for meanings)."""
+
+    namespace_scheme: str = "openkeel-{project_id}"
+    storage_class: str | None = None
+    image_source_policy: str = IMAGE_SOURCE_DATAVOLUME
+    images_namespace: str = "openkeel-images"
+    containerdisk_registry: str = ""
+    containerdisk_images: Mapping[str, str] = field(default_factory=dict)
+    use_instancetypes: bool = False
+    network_namespace: str | None = None
+    default_hugepage_size: str = "2Mi"
+    pci_alias_resources: Mapping[str, str] = field(default_factory=dict)
+    vgpu_resource_name: str | None = None
+    log_serial_console: bool = True
+
+
+def settings_from_conf(conf: Any) -> KubevirtSettings:
+    """Read the ``[kubevirt]`` group of an oslo.config ConfigOpts."""
+    group = conf.kubevirt
+    return KubevirtSettings(
+        namespace_scheme=group.namespace_scheme,
+        storage_class=group.storage_class or None,
+        image_source_policy=group.image_source_policy,
+        images_namespace=group.images_namespace,
+        containerdisk_registry=group.containerdisk_registry,
+        containerdisk_images=dict(group.containerdisk_images),
+        use_instancetypes=group.use_instancetypes,
+        network_namespace=group.network_namespace or None,
+        default_hugepage_size=group.default_hugepage_size,
+        pci_alias_resources=dict(group.pci_alias_resources),
+        vgpu_resource_name=group.vgpu_resource_name or None,
+        log_serial_console=group.log_serial_console,
+    )
