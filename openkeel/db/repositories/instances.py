@@ -272,7 +272,8 @@ def _replace_key_values(
 ) -> None:
     """Make the live key/value rows equal ``wanted`` (soft-deleting removed keys)."""
     live = table.c.instance_uuid == uuid, table.c.deleted == 0
-    current = dict(conn.execute(sa.select(table.c.key, table.c.value).where(*live)).all())
+    query = sa.select(table.c.key, table.c.value).where(*live)
+    current: dict[str, str] = {row.key: row.value for row in conn.execute(query)}
     gone = [k for k in current if k not in wanted]
     if gone:
         conn.execute(
@@ -348,7 +349,7 @@ def get_metadata(conn: sa.Connection, uuid: str) -> dict[str, str]:
     query = sa.select(meta.c.key, meta.c.value).where(
         meta.c.instance_uuid == uuid, meta.c.deleted == 0
     )
-    return dict(conn.execute(query.order_by(meta.c.id)).all())
+    return {row.key: row.value for row in conn.execute(query.order_by(meta.c.id))}
 
 
 def update_metadata(
