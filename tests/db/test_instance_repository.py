@@ -14,12 +14,15 @@ import pytest
 import sqlalchemy as sa
 
 from openkeel.db.engine import make_engine
+from openkeel.db.repositories import instance_actions as actions
+from openkeel.db.repositories import instance_faults as faults
 from openkeel.db.repositories import instance_list as listing
 from openkeel.db.repositories import instances as repo
 from openkeel.db.schema import cell as cell_schema
 from openkeel.domain.instances import (
     FlavorSnapshot,
     Instance,
+    InstanceActionNotFound,
     InstanceNotFound,
     InstanceTagNotFound,
     InstanceUpdate,
@@ -400,3 +403,91 @@ def test_count_usage_excludes_deleted_hidden_and_soft_deleted(engine: sa.Engine)
         usage = repo.count_usage(conn, "p1", "u1")
     assert usage.project == {"instances": 2, "cores": 3, "ram": 2560}
     assert usage.user == {"instances": 1, "cores": 1, "ram": 512}
+
+
+def test_faults_latest_shown_with_instance(engine: sa.Engine) -> None:
+    inst = create(engine, vm_state="error")
+    with engine.begin() as conn:
+        faults.create(conn, inst.uuid, code=500, message="first", host="h1")
+        faults.create(
+            conn,
+            inst.uuid,
+            code=500,
+            message="No valid host was found. " + "x" * 300,
+            details="Traceback...",
+        )
+    with engine.connect() as conn:
+        got = repo.get(conn, inst.uuid)
+        listed = faults.list_for_instance(conn, inst.uuid)
+    assert got.fault is not None
+    assert (got.fault.code, len(got.fault.message), got.fault.details) == (500, 255, "Traceback...")
+    assert got.fault.message.startswith("No valid host was found. ")
+    assert [f.message for f in listed][1] == "first"
+
+
+def test_actions_and_events(engine: sa.Engine) -> None:
+    inst = create(engine)
+    with engine.begin() as conn:
+        actions.start_action(
+            conn, inst.uuid, "create", request_id="req-1", user_id="u1", project_id="p1", now=T0
+        )
+        actions.start_action(
+            conn,
+            inst.uuid,
+            "stop",
+            request_id="req-2",
+            user_id="u1",
+            project_id="p1",
+            now=T0 + timedelta(seconds=5),
+        )
+        actions.start_event(
+            conn,
+            inst.uuid,
+            "req-1",
+            "compute__do_build_and_run_instance",
+            host="h1",
+            now=T0 + timedelta(seconds=1),
+        )
+        event = actions.finish_event(
+            conn,
+            inst.uuid,
+            "req-1",
+            "compute__do_build_and_run_instance",
+            result="Error",
+            traceback="Traceback (most recent call last): ...",
+            now=T0 + timedelta(seconds=2),
+        )
+        actions.finish_action(conn, inst.uuid, "req-1", now=T0 + timedelta(seconds=3))
+    assert (event.result, event.host, event.finish_time) == (
+        "Error",
+        "h1",
+        T0 + timedelta(seconds=2),
+    )
+    with engine.begin() as conn:
+        # Deleting the instance keeps its actions.
+        repo.soft_delete(conn, inst.uuid)
+        listed = actions.list_actions(conn, inst.uuid)
+        create_action = actions.get_action(conn, inst.uuid, "req-1")
+        assert create_action is not None
+        events = actions.list_events(conn, create_action.id)
+        assert [a.action for a in actions.list_actions(conn, inst.uuid, marker="req-2")] == [
+            "create"
+        ]
+        with pytest.raises(actions.ActionMarkerNotFound) as marker_err:
+            actions.list_actions(conn, inst.uuid, marker="nope")
+        with pytest.raises(InstanceActionNotFound) as err:
+            actions.start_event(conn, inst.uuid, "req-9", "x")
+        fallback = actions.start_event(conn, inst.uuid, "req-9", "x", fallback_to_last=True)
+        with pytest.raises(actions.InstanceActionEventNotFound):
+            actions.finish_event(conn, inst.uuid, "req-2", "nope", result="Success")
+    assert [a.action for a in listed] == ["stop", "create"]
+    assert (create_action.message, create_action.finish_time) == (
+        "Error",
+        T0 + timedelta(seconds=3),
+    )
+    assert [(e.event, e.result) for e in events] == [
+        ("compute__do_build_and_run_instance", "Error")
+    ]
+    assert marker_err.value.message == "Marker nope could not be found."
+    assert err.value.message == f"Action for request_id req-9 on instance {inst.uuid} not found"
+    assert fallback.action_id == listed[0].id
