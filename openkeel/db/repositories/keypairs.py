@@ -3,10 +3,13 @@
 Every method is one statement so that the API stays at one or two queries per request:
 listing checks the paging marker in the same query, and the quota figures a create needs
 (the user's key count and the stored limits) come back from one SELECT of scalar subqueries.
+Statements are built once, at import, with bound parameters; rows are unpacked positionally
+(the columns are selected in the order of KeyPair's fields).
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -55,19 +58,6 @@ class NewKeyPair:
     fingerprint: str
 
 
-def _to_keypair(row: sa.Row[Any]) -> KeyPair:
-    return KeyPair(
-        id=row.id,
-        name=row.name,
-        user_id=row.user_id,
-        fingerprint=row.fingerprint,
-        public_key=row.public_key,
-        type=row.type,
-        created_at=row.created_at,
-        updated_at=row.updated_at,
-    )
-
-
 def _limit_subquery(table: sa.Table, *conditions: sa.ColumnElement[bool]) -> Any:
     return (
         sa.select(table.c.hard_limit)
@@ -76,6 +66,57 @@ def _limit_subquery(table: sa.Table, *conditions: sa.ColumnElement[bool]) -> Any
         .limit(1)
         .scalar_subquery()
     )
+
+
+def _equals(column: sa.Column[Any], name: str, null: bool) -> sa.ColumnElement[bool]:
+    """``column = :name``, or ``column IS NULL`` for a None value (as ``column == None``)."""
+    return column.is_(None) if null else column == sa.bindparam(name, type_=column.type)
+
+
+@functools.cache
+def _quota_figures_statement(project_null: bool, user_null: bool) -> sa.Select[Any]:
+    puq = api_schema.project_user_quotas
+    quotas = api_schema.quotas
+    classes = api_schema.quota_classes
+    resource = sa.bindparam("resource", type_=sa.String)
+    return sa.select(
+        sa.select(sa.func.count())
+        .select_from(_KP)
+        .where(_KP.c.user_id == _OWNER)
+        .scalar_subquery(),
+        _limit_subquery(
+            puq,
+            _equals(puq.c.project_id, "project_id", project_null),
+            _equals(puq.c.user_id, "user_id", user_null),
+            puq.c.resource == resource,
+        ),
+        _limit_subquery(
+            quotas,
+            _equals(quotas.c.project_id, "project_id", project_null),
+            quotas.c.resource == resource,
+        ),
+        _limit_subquery(
+            classes, classes.c.class_name == DEFAULT_QUOTA_CLASS, classes.c.resource == resource
+        ),
+    )
+
+
+_OWNER = sa.bindparam("owner", type_=_KP.c.user_id.type)
+_NAME = sa.bindparam("name", type_=_KP.c.name.type)
+_LIMIT = sa.bindparam("limit", type_=sa.Integer)
+_MARKER = sa.bindparam("marker", type_=_KP.c.name.type)
+_GET = sa.select(*_COLUMNS).where(_KP.c.user_id == _OWNER, _KP.c.name == _NAME)
+_LIST = sa.select(*_COLUMNS).where(_KP.c.user_id == _OWNER).order_by(_KP.c.name)
+# The marker row sorts first among names >= marker; the database says whether it equals the
+# marker, so its collation decides, as in a separate lookup.
+_LIST_AFTER = _LIST.add_columns((_KP.c.name == _MARKER).label("is_marker")).where(
+    _KP.c.name >= _MARKER
+)
+_COUNT = sa.select(sa.func.count()).select_from(_KP).where(_KP.c.user_id == _OWNER)
+_DELETE = _KP.delete().where(_KP.c.user_id == _OWNER, _KP.c.name == _NAME)
+_INSERT = _KP.insert()
+_LIST_LIMITED = _LIST.limit(_LIMIT)
+_LIST_AFTER_LIMITED = _LIST_AFTER.limit(_LIMIT)
 
 
 class KeyPairRepository:
@@ -87,10 +128,9 @@ class KeyPairRepository:
 
     def get(self, user_id: str, name: str) -> KeyPair | None:
         """The key pair ``name`` of ``user_id``, or None."""
-        query = sa.select(*_COLUMNS).where(_KP.c.user_id == user_id, _KP.c.name == name)
         with self._reader.connect() as conn:
-            row = conn.execute(query).first()
-        return _to_keypair(row) if row is not None else None
+            row = conn.execute(_GET, {"owner": user_id, "name": name}).first()
+        return KeyPair(*row) if row is not None else None
 
     def list(
         self, user_id: str, limit: int | None = None, marker: str | None = None
@@ -99,59 +139,41 @@ class KeyPairRepository:
 
         None when ``marker`` names no key pair of the user.
         """
-        query = sa.select(*_COLUMNS).where(_KP.c.user_id == user_id).order_by(_KP.c.name)
         if marker is None:
+            query, params = _LIST, {"owner": user_id, "limit": limit}
             if limit is not None:
-                query = query.limit(limit)
+                query = _LIST_LIMITED
             with self._reader.connect() as conn:
-                return [_to_keypair(r) for r in conn.execute(query)]
-        # The marker row sorts first among names >= marker; the database says whether it
-        # equals the marker, so its collation decides, as in a separate lookup.
-        query = query.add_columns((_KP.c.name == marker).label("is_marker"))
-        query = query.where(_KP.c.name >= marker)
-        if limit is not None:
-            query = query.limit(limit + 1)
+                return [KeyPair(*row) for row in conn.execute(query, params)]
+        params = {"owner": user_id, "marker": marker, "limit": None if limit is None else limit + 1}
+        query = _LIST_AFTER if limit is None else _LIST_AFTER_LIMITED
         with self._reader.connect() as conn:
-            rows: Sequence[sa.Row[Any]] = conn.execute(query).all()
-        if not rows or not rows[0].is_marker:
+            rows: Sequence[sa.Row[Any]] = conn.execute(query, params).all()
+        if not rows or not rows[0][-1]:
             return None
-        return [_to_keypair(r) for r in rows[1:]]
+        return [KeyPair(*row[:-1]) for row in rows[1:]]
 
     def quota_figures(
         self, owner_id: str, project_id: str | None, user_id: str | None, resource: str
     ) -> KeyPairQuotaFigures:
         """``owner_id``'s key count and the ``resource`` limits of ``user_id`` in
         ``project_id``: per user, per project and the default quota class."""
-        puq = api_schema.project_user_quotas
-        quotas = api_schema.quotas
-        classes = api_schema.quota_classes
-        query = sa.select(
-            sa.select(sa.func.count())
-            .select_from(_KP)
-            .where(_KP.c.user_id == owner_id)
-            .scalar_subquery(),
-            _limit_subquery(
-                puq,
-                puq.c.project_id == project_id,
-                puq.c.user_id == user_id,
-                puq.c.resource == resource,
-            ),
-            _limit_subquery(
-                quotas, quotas.c.project_id == project_id, quotas.c.resource == resource
-            ),
-            _limit_subquery(
-                classes, classes.c.class_name == DEFAULT_QUOTA_CLASS, classes.c.resource == resource
-            ),
-        )
+        params = {
+            "owner": owner_id,
+            "project_id": project_id,
+            "user_id": user_id,
+            "resource": resource,
+        }
         with self._reader.connect() as conn:
-            in_use, user_limit, project_limit, default_limit = conn.execute(query).one()
+            query = _quota_figures_statement(project_id is None, user_id is None)
+            row = conn.execute(query, params).one()
+        in_use, user_limit, project_limit, default_limit = row
         return KeyPairQuotaFigures(int(in_use), user_limit, project_limit, default_limit)
 
     def count(self, user_id: str) -> int:
         """How many key pairs ``user_id`` has."""
-        query = sa.select(sa.func.count()).select_from(_KP).where(_KP.c.user_id == user_id)
         with self._reader.connect() as conn:
-            return int(conn.execute(query).scalar_one())
+            return int(conn.execute(_COUNT, {"owner": user_id}).scalar_one())
 
     def create(self, new: NewKeyPair) -> KeyPair:
         """Insert ``new``; Conflict (Nova's message) when the user has that name already."""
@@ -166,7 +188,7 @@ class KeyPairRepository:
         }
         try:
             with self._engine.begin() as conn:
-                result = conn.execute(_KP.insert().values(**values))
+                result = conn.execute(_INSERT, values)
         except sa.exc.IntegrityError as exc:
             raise Conflict(f"Key pair '{new.name}' already exists.") from exc
         primary_key = result.inserted_primary_key
@@ -183,6 +205,5 @@ class KeyPairRepository:
 
     def delete(self, user_id: str, name: str) -> bool:
         """Delete key pair ``name`` of ``user_id``; False when there was none."""
-        query = _KP.delete().where(_KP.c.user_id == user_id, _KP.c.name == name)
         with self._engine.begin() as conn:
-            return conn.execute(query).rowcount > 0
+            return conn.execute(_DELETE, {"owner": user_id, "name": name}).rowcount > 0
