@@ -8,6 +8,7 @@ instance action/fault repositories): one transaction per call, compare-and-swap 
 
 from __future__ import annotations
 
+import logging
 import traceback
 from collections.abc import Sequence
 from typing import Any
@@ -15,15 +16,16 @@ from typing import Any
 import sqlalchemy as sa
 
 from openkeel.compute.clock import Clock
+from openkeel.db.repositories import instance_actions, instance_faults
 from openkeel.db.repositories import instances as instance_repo
 from openkeel.db.schema import cell as cell_schema
 from openkeel.db.softdelete import ReadDeleted, live
+from openkeel.domain.errors import NotFound
 from openkeel.domain.instances import UNSET, Instance, InstanceUpdate
 
+LOG = logging.getLogger(__name__)
+
 _I = cell_schema.instances
-_FAULTS = cell_schema.instance_faults
-_ACTIONS = cell_schema.instance_actions
-_EVENTS = cell_schema.instance_actions_events
 
 ExpectedState = str | None | Sequence[str | None] | Any
 
@@ -106,17 +108,10 @@ class InstanceRecords:
     def add_fault_values(
         self, uuid: str, code: int, message: str, details: str | None, host: str | None
     ) -> None:
-        row = {
-            "instance_uuid": uuid,
-            "code": code,
-            "message": message[:MAX_FAULT_MESSAGE],
-            "details": details,
-            "host": host,
-            "created_at": self.clock.now(),
-            "deleted": 0,
-        }
         with self.db.begin() as conn:
-            conn.execute(sa.insert(_FAULTS).values(row))
+            instance_faults.create(
+                conn, uuid, code=code, message=message, details=details, host=host
+            )
 
     # --- instance actions ----------------------------------------------------------------------
 
@@ -125,71 +120,43 @@ class InstanceRecords:
     ) -> None:
         """Create the action for ``request_id`` unless the API already did."""
         with self.db.begin() as conn:
-            if self._action_id(conn, uuid, request_id) is None:
-                conn.execute(
-                    sa.insert(_ACTIONS).values(
-                        action=action,
-                        instance_uuid=uuid,
-                        request_id=request_id,
-                        user_id=user_id,
-                        project_id=project_id,
-                        start_time=self.clock.now(),
-                        created_at=self.clock.now(),
-                        deleted=0,
-                    )
+            if instance_actions.get_action(conn, uuid, request_id) is None:
+                instance_actions.start_action(
+                    conn,
+                    uuid,
+                    action,
+                    request_id=request_id,
+                    user_id=user_id,
+                    project_id=project_id,
+                    now=self.clock.now(),
                 )
-
-    @staticmethod
-    def _action_id(conn: sa.Connection, uuid: str, request_id: str) -> int | None:
-        query = sa.select(_ACTIONS.c.id).where(
-            _ACTIONS.c.instance_uuid == uuid, _ACTIONS.c.request_id == request_id
-        )
-        return conn.execute(query.order_by(_ACTIONS.c.id.desc())).scalars().first()
 
     def event_start(self, uuid: str, request_id: str, event: str, host: str | None) -> None:
         """Record the start of ``event`` under the action of ``request_id`` (if it exists)."""
-        now = self.clock.now()
-        with self.db.begin() as conn:
-            action_id = self._action_id(conn, uuid, request_id)
-            if action_id is None:
-                return
-            conn.execute(
-                sa.insert(_EVENTS).values(
-                    event=event,
-                    action_id=action_id,
-                    start_time=now,
-                    host=host,
-                    created_at=now,
-                    deleted=0,
+        try:
+            with self.db.begin() as conn:
+                instance_actions.start_event(
+                    conn, uuid, request_id, event, host=host, now=self.clock.now()
                 )
-            )
-            conn.execute(
-                sa.update(_ACTIONS).where(_ACTIONS.c.id == action_id).values(updated_at=now)
-            )
+        except NotFound:
+            LOG.debug("No action of request %s on %s for event %s", request_id, uuid, event)
 
     def event_finish(
         self, uuid: str, request_id: str, event: str, exc: BaseException | None = None
     ) -> None:
         """Finish ``event``: result Success, or Error with the traceback."""
-        now = self.clock.now()
-        values: dict[str, Any] = {"finish_time": now, "updated_at": now, "result": "Success"}
-        if exc is not None:
-            values["result"] = "Error"
-            values["traceback"] = "".join(traceback.format_exception(exc))
-            values["details"] = fault_fields(exc)[1]
-        with self.db.begin() as conn:
-            action_id = self._action_id(conn, uuid, request_id)
-            if action_id is None:
-                return
-            newest = (
-                sa.select(sa.func.max(_EVENTS.c.id))
-                .where(_EVENTS.c.action_id == action_id, _EVENTS.c.event == event)
-                .scalar_subquery()
-            )
-            conn.execute(sa.update(_EVENTS).where(_EVENTS.c.id == newest).values(values))
-            action_values: dict[str, Any] = {"updated_at": now}
-            if exc is not None:
-                action_values["message"] = "Error"
-            conn.execute(
-                sa.update(_ACTIONS).where(_ACTIONS.c.id == action_id).values(action_values)
-            )
+        trace = None if exc is None else "".join(traceback.format_exception(exc))
+        try:
+            with self.db.begin() as conn:
+                instance_actions.finish_event(
+                    conn,
+                    uuid,
+                    request_id,
+                    event,
+                    result="Success" if exc is None else "Error",
+                    traceback=trace,
+                    details=None if exc is None else fault_fields(exc)[1],
+                    now=self.clock.now(),
+                )
+        except NotFound:
+            LOG.debug("No event %s of request %s on %s", event, request_id, uuid)
