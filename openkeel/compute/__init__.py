@@ -1,0 +1,1 @@
+"""The compute role: one per host; runs guests through a virt driver (``service.ComputeService``)."""
