@@ -77,7 +77,6 @@ def test_capacity_is_respected_and_instances_spread(three: Cloud) -> None:
     result = select(three.endpoint(), spec(num_instances=6), instances)
     hosts = chosen_hosts(result)
     assert sorted(hosts) == ["host1", "host1", "host2", "host2", "host3", "host3"]
-    assert hosts[:3] != hosts[3:] or len(set(hosts[:3])) == 3
     assert len(set(hosts[:3])) == 3  # RAM weigher spreads before stacking
     for instance, host in zip(instances, hosts, strict=True):
         assert three.host_of(instance) == host
