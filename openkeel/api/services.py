@@ -12,6 +12,8 @@ import sqlalchemy as sa
 from oslo_config import cfg
 
 from openkeel.clients.image import ImageService
+from openkeel.rpc.clients.compute import ComputeRpcClient
+from openkeel.rpc.clients.conductor import ConductorRpcClient
 
 
 @dataclass
@@ -24,3 +26,7 @@ class ApiServices:
     cell_dbs: dict[str, sa.Engine] = field(default_factory=dict)
     # The image service; None: chosen from [glance] (embedded catalog when no endpoint).
     images: ImageService | None = None
+    # RPC clients of the other roles (None in an API-only process: builds stay in BUILD,
+    # deletes of unscheduled servers are local). Wired by the composition roots.
+    conductor: ConductorRpcClient | None = None
+    compute: ComputeRpcClient | None = None

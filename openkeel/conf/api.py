@@ -19,6 +19,11 @@ API_OPTS = [
         min=0,
         help="Maximum number of items a collection resource returns at once.",
     ),
+    cfg.BoolOpt(
+        "enable_instance_password",
+        default=True,
+        help="Return the admin password in server create and rebuild answers.",
+    ),
     cfg.StrOpt("compute_link_prefix", help="Base URL replacing the host in compute links."),
     cfg.StrOpt("glance_link_prefix", help="Base URL replacing the host in image links."),
     cfg.StrOpt(

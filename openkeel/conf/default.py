@@ -39,6 +39,7 @@ OPTS = [
     ),
     cfg.StrOpt("default_schedule_zone", help="Zone for instances created without one."),
     cfg.StrOpt("state_path", default="./data", help="Top-level directory for state."),
+    cfg.IntOpt("password_length", default=12, help="Length of generated instance passwords."),
 ]
 
 

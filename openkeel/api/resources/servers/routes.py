@@ -1,0 +1,116 @@
+"""Routes of the servers resource with their microversion windows and schemas."""
+
+from __future__ import annotations
+
+from openkeel.api.resources.servers import (
+    handlers_actions,
+    handlers_create,
+    handlers_read,
+    handlers_write,
+)
+from openkeel.api.resources.servers import schemas_create as create
+from openkeel.api.resources.servers import schemas_query as query
+from openkeel.api.resources.servers import schemas_update as update
+from openkeel.api.routing import RouteTable, endpoint
+from openkeel.api.validation import Versioned
+
+COLLECTION = "/servers"
+DETAIL = "/servers/detail"
+MEMBER = "/servers/{id}"
+ACTION = "/servers/{id}/action"
+POLICY = "os_compute_api:servers:%s"
+
+CREATE_BODY = Versioned.of(
+    ("2.0", create.CREATE_V20),
+    ("2.1", create.CREATE_V21),
+    ("2.19", create.CREATE_V219),
+    ("2.32", create.CREATE_V232),
+    ("2.33", create.CREATE_V233),
+    ("2.37", create.CREATE_V237),
+    ("2.42", create.CREATE_V242),
+    ("2.52", create.CREATE_V252),
+    ("2.57", create.CREATE_V257),
+    ("2.63", create.CREATE_V263),
+    ("2.67", create.CREATE_V267),
+    ("2.74", create.CREATE_V274),
+    ("2.90", create.CREATE_V290),
+    ("2.94", create.CREATE_V294),
+)
+UPDATE_BODY = Versioned.of(
+    ("2.0", update.UPDATE_V20),
+    ("2.1", update.UPDATE_V21),
+    ("2.19", update.UPDATE_V219),
+    ("2.90", update.UPDATE_V290),
+    ("2.94", update.UPDATE_V294),
+    ("2.104", update.UPDATE_V2104),
+)
+LIST_QUERY = Versioned.of(
+    ("2.0", query.INDEX_V21),
+    ("2.26", query.INDEX_V226),
+    ("2.66", query.INDEX_V266),
+    ("2.73", query.INDEX_V273),
+    ("2.75", query.INDEX_V275),
+)
+SHOW_QUERY = Versioned.of(("2.0", query.SHOW_V21), ("2.102", query.SHOW_V2102))
+
+
+def register(table: RouteTable) -> None:
+    """Add the servers routes to ``table``."""
+    table.add(
+        "GET",
+        COLLECTION,
+        endpoint(handlers_read.list_servers, query=LIST_QUERY, policy=POLICY % "index"),
+    )
+    table.add(
+        "POST",
+        COLLECTION,
+        endpoint(
+            handlers_create.create_server, status=202, body=CREATE_BODY, policy=POLICY % "create"
+        ),
+    )
+    table.add(
+        "GET",
+        DETAIL,
+        endpoint(handlers_read.list_servers_detail, query=LIST_QUERY, policy=POLICY % "detail"),
+    )
+    table.add(
+        "GET",
+        MEMBER,
+        endpoint(handlers_read.show_server, query=SHOW_QUERY, policy=POLICY % "show"),
+    )
+    table.add(
+        "PUT",
+        MEMBER,
+        endpoint(handlers_write.update_server_handler, body=UPDATE_BODY, policy=POLICY % "update"),
+    )
+    table.add(
+        "DELETE",
+        MEMBER,
+        endpoint(handlers_write.delete_server, status=204, policy=POLICY % "delete"),
+    )
+    _actions(table)
+
+
+def _actions(table: RouteTable) -> None:
+    for key, handler, schema, policy in (
+        ("os-start", handlers_actions.start_server, update.START, POLICY % "start"),
+        ("os-stop", handlers_actions.stop_server, update.STOP, POLICY % "stop"),
+        ("reboot", handlers_actions.reboot_server, update.REBOOT, POLICY % "reboot"),
+        (
+            "forceDelete",
+            handlers_actions.force_delete_server,
+            update.FORCE_DELETE,
+            "os_compute_api:os-deferred-delete:force",
+        ),
+        (
+            "restore",
+            handlers_actions.restore_server,
+            update.RESTORE,
+            "os_compute_api:os-deferred-delete:restore",
+        ),
+    ):
+        table.add_action(
+            ACTION,
+            key,
+            endpoint(handler, status=202, body=Versioned.of(("2.0", schema)), policy=policy),
+        )

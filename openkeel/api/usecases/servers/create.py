@@ -1,0 +1,227 @@
+"""``POST /servers``: validate against flavors, images, key pairs, zones and quotas, then record
+the build (build requests, request specs, instance mappings) inside the quota claim and cast
+``schedule_and_build_instances`` to the conductor.
+
+Called by the servers create handler with a ``CreateServers`` command.
+"""
+
+from __future__ import annotations
+
+import secrets
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from openkeel.api.context import RequestContext
+from openkeel.api.usecases.quotas import QuotaEngine
+from openkeel.api.usecases.servers import create_checks as checks
+from openkeel.api.usecases.servers.bdm_parsing import ensure_no_volume_service
+from openkeel.api.usecases.servers.commands import (
+    NETWORKS_NONE,
+    CreatedServers,
+    CreateServers,
+)
+from openkeel.api.usecases.servers.create_building import build_instances, request_spec
+from openkeel.api.usecases.servers.create_quota import claim_instances
+from openkeel.clients.image import Caller, Image
+from openkeel.db.repositories import build_requests, instance_mappings, request_specs
+from openkeel.domain.errors import Invalid
+from openkeel.domain.flavors import Flavor, Viewer
+from openkeel.rpc.message import CallContext
+
+POLICY = "os_compute_api:servers:%s"
+_PASSWORD_CHARS = "23456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+
+
+def generate_password(length: int = 12) -> str:
+    """A random admin password (Nova's alphabet without look-alike characters)."""
+    return "".join(secrets.choice(_PASSWORD_CHARS) for _ in range(length))
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where the user asked the server to go."""
+
+    zone: str | None
+    host: str | None
+    node: str | None
+
+
+def call_context(context: RequestContext) -> CallContext:
+    """The RPC context of an API request."""
+    return CallContext(context.user_id, context.project_id, context.roles, context.request_id)
+
+
+class ServerCreator:
+    """Creates servers for one caller."""
+
+    def __init__(self, services: Any, context: RequestContext) -> None:
+        self._services = services
+        self._context = context
+        self._conf = services.conf
+
+    def _target(self, zone: str | None) -> dict[str, Any]:
+        ctx = self._context
+        return {"project_id": ctx.project_id, "user_id": ctx.user_id, "availability_zone": zone}
+
+    def _authorize(self, cmd: CreateServers) -> Placement:
+        ctx = self._context
+        target = self._target(cmd.availability_zone)
+        ctx.can(POLICY % "create", target)
+        if cmd.trusted_certs:
+            ctx.can(POLICY % "create:trusted_certs", target)
+        zone, host, node = checks.parse_availability_zone(
+            cmd.availability_zone, self._conf.default_schedule_zone
+        )
+        if host or node:
+            ctx.can(POLICY % "create:forced_host", target)
+        if cmd.requested_host or cmd.requested_node:
+            ctx.can("compute:servers:create:requested_destination", target)
+            if host or node:
+                raise Invalid(
+                    "One mechanism with host and/or hypervisor_hostname and another mechanism "
+                    "with zone:host:node are mutually exclusive."
+                )
+        if cmd.block_device_mappings:
+            ctx.can(POLICY % "create:attach_volume", target)
+        if isinstance(cmd.networks, tuple) and cmd.networks:
+            ctx.can(POLICY % "create:attach_network", target)
+        return Placement(zone, host, node)
+
+    def create(self, cmd: CreateServers) -> CreatedServers:
+        """Accept the request and start the build; answers what the 202 body needs."""
+        placement = self._authorize(cmd)
+        ctx = self._context
+        viewer = Viewer(ctx.project_id, ctx.is_admin)
+        chosen = checks.flavor(self._services, viewer, cmd.flavor_ref)
+        booted = self._image(cmd, chosen)
+        checks.user_data(cmd.user_data)
+        self._check_networks(cmd)
+        key = checks.keypair(self._services, str(ctx.user_id), cmd.key_name)
+        ensure_no_volume_service(cmd.block_device_mappings)
+        engine = QuotaEngine(self._services)
+        checks.limits(engine, str(ctx.project_id), cmd.metadata, cmd.personality)
+        checks.zero_disk(ctx, chosen, not cmd.image_ref, self._target(placement.zone))
+        group = checks.server_group(self._services, cmd.scheduler_hints)
+        if cmd.hostname and cmd.max_count > 1:
+            raise Invalid("Unable to allocate a single hostname to multiple instances")
+        password = cmd.admin_pass or generate_password(int(self._conf.password_length))
+        reservation_id = f"r-{secrets.token_hex(4)}"
+        return self._record_and_cast(
+            cmd, chosen, booted, key, group, placement, password, reservation_id, engine
+        )
+
+    def _image(self, cmd: CreateServers, chosen: Flavor) -> Image | None:
+        if not cmd.image_ref:
+            return None
+        ctx = self._context
+        caller = Caller(ctx.project_id, ctx.is_admin, ctx.auth_token)
+        found = checks.image(self._services, caller, cmd.image_ref)
+        checks.image_fits(found, chosen)
+        return found
+
+    @staticmethod
+    def _check_networks(cmd: CreateServers) -> None:
+        if not isinstance(cmd.networks, tuple) or cmd.max_count <= 1:
+            return
+        if any(n.fixed_ip for n in cmd.networks):
+            raise Invalid(
+                "Failed to launch instances: max_count cannot be greater than 1 if an "
+                "fixed_ip is specified."
+            )
+        if any(n.port_id for n in cmd.networks):
+            raise Invalid(
+                "Failed to launch instances: Unable to launch multiple instances with a "
+                "single configured port ID. Please launch your instance one by one with "
+                "different ports."
+            )
+
+    def _record_and_cast(
+        self,
+        cmd: CreateServers,
+        chosen: Flavor,
+        booted: Image | None,
+        key: Any,
+        group: Any,
+        placement: Placement,
+        password: str,
+        reservation_id: str,
+        engine: QuotaEngine,
+    ) -> CreatedServers:
+        ctx = self._context
+        with claim_instances(engine, ctx, chosen, cmd.min_count, cmd.max_count) as (conn, count):
+            instances = build_instances(
+                cmd, ctx, chosen, booted, key, placement.zone, reservation_id, count
+            )
+            specs = [
+                request_spec(cmd, inst, chosen, booted, group, placement, count)
+                for inst in instances
+            ]
+            for inst, spec in zip(instances, specs, strict=True):
+                build_requests.create(
+                    conn, inst, block_device_mappings=cmd.block_device_mappings, tags=cmd.tags
+                )
+                request_specs.create(conn, spec)
+                instance_mappings.create(conn, inst.uuid, inst.project_id, inst.user_id)
+        self._cast(cmd, instances, specs, booted, password)
+        return CreatedServers(
+            instances[0].uuid, reservation_id, password, bool(instances[0].auto_disk_config)
+        )
+
+    def _cast(
+        self,
+        cmd: CreateServers,
+        instances: list[Any],
+        specs: list[Any],
+        booted: Image | None,
+        password: str,
+    ) -> None:
+        conductor = getattr(self._services, "conductor", None)
+        if conductor is None:
+            return  # API-only deployment under test: the builds stay in BUILD.
+        networks: list[Mapping[str, Any]] | None
+        if cmd.networks is None:
+            networks = None
+        elif isinstance(cmd.networks, str):
+            networks = [{"network_id": cmd.networks, "port_id": None, "address": None, "tag": None}]
+        else:
+            networks = [n.to_primitive() for n in cmd.networks]
+        conductor.schedule_and_build_instances(
+            call_context(self._context),
+            build_requests=[
+                {"instance_uuid": i.uuid, "instance": i.to_primitive(), "tags": list(cmd.tags)}
+                for i in instances
+            ],
+            request_specs=[s.to_primitive() for s in specs],
+            image=_image_meta(booted),
+            admin_password=password,
+            injected_files=[{"path": p, "contents": c} for p, c in cmd.personality],
+            requested_networks=networks,
+            block_device_mapping=[dict(b) for b in cmd.block_device_mappings],
+            tags=list(cmd.tags),
+        )
+
+
+def _image_meta(found: Image | None) -> dict[str, Any]:
+    if found is None:
+        return {}
+    return {
+        "id": found.id,
+        "name": found.name,
+        "status": found.status,
+        "min_ram": found.min_ram,
+        "min_disk": found.min_disk,
+        "size": found.size,
+        "container_format": found.container_format,
+        "disk_format": found.disk_format,
+        "properties": dict(found.properties),
+    }
+
+
+def new_uuid() -> str:
+    """A fresh server id."""
+    return str(uuid.uuid4())
+
+
+__all__ = ["NETWORKS_NONE", "ServerCreator", "generate_password", "new_uuid"]

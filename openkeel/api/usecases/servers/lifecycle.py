@@ -1,0 +1,262 @@
+"""Server lifecycle use cases: delete (while booting, locally, softly or through compute),
+forceDelete, restore, start, stop and reboot; Nova's lock, state-gate and quota rules.
+
+Called by the servers update/delete and action handlers after ``find_server``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from datetime import UTC, datetime
+from typing import Any
+
+from openkeel.api.context import RequestContext
+from openkeel.api.usecases.quotas import QuotaEngine
+from openkeel.api.usecases.servers.create import call_context
+from openkeel.api.usecases.servers.create_quota import claim_instances
+from openkeel.api.usecases.servers.lookup import FoundServer, find_server
+from openkeel.db.repositories import (
+    build_requests,
+    instance_mappings,
+    instances,
+    request_specs,
+    server_extras,
+)
+from openkeel.domain.errors import Conflict
+from openkeel.domain.flavors import Flavor
+from openkeel.domain.instances import (
+    BuildRequestNotFound,
+    Instance,
+    InstanceUpdate,
+    RequestSpecNotFound,
+)
+from openkeel.domain.states import TaskState, VmState, ensure_action_allowed
+
+POLICY = "os_compute_api:servers:%s"
+
+
+class InstanceIsLocked(Conflict):
+    """Nova's InstanceIsLocked (409)."""
+
+    def __init__(self, uuid: str) -> None:
+        super().__init__(f"Instance {uuid} is locked")
+
+
+def _now() -> datetime:
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+class ServerLifecycle:
+    """Lifecycle operations on the servers of one caller."""
+
+    def __init__(self, services: Any, context: RequestContext) -> None:
+        self._services = services
+        self._context = context
+        self._conf = services.conf
+
+    # --- shared ----------------------------------------------------------------------------
+
+    def find(self, server_id: str) -> FoundServer:
+        """The server (404 when not visible)."""
+        return find_server(self._services, self._context, server_id)
+
+    def authorize(self, action: str, found: FoundServer, with_user: bool = True) -> None:
+        """Policy ``os_compute_api:servers:<action>`` on the server's project (and user)."""
+        inst = found.instance
+        target = {"project_id": inst.project_id}
+        if with_user:
+            target["user_id"] = inst.user_id
+        self._context.can(POLICY % action, target)
+
+    def _check_lock(self, inst: Instance) -> None:
+        if inst.locked and not self._context.is_admin:
+            raise InstanceIsLocked(inst.uuid)
+
+    def _gate(self, operation: str, inst: Instance, api_action: str | None = None) -> None:
+        ensure_action_allowed(
+            operation,
+            server_id=inst.uuid,
+            vm_state=inst.vm_state,
+            task_state=inst.task_state,
+            launched=inst.launched_at is not None,
+            api_action=api_action,
+        )
+
+    def _cell(self, found: FoundServer) -> Any:
+        return self._services.cell_dbs[found.cell_uuid]
+
+    def _update(self, found: FoundServer, changes: InstanceUpdate, expected: Any = ...) -> Instance:
+        with self._cell(found).begin() as conn:
+            if expected is ...:
+                return instances.update(conn, found.instance.uuid, changes)
+            return instances.update(
+                conn, found.instance.uuid, changes, expected_task_state=expected
+            )
+
+    def _compute(self) -> Any:
+        return getattr(self._services, "compute", None)
+
+    def _host_up(self, found: FoundServer) -> bool:
+        inst = found.instance
+        if not inst.host:
+            return False
+        with self._cell(found).connect() as conn:
+            row = server_extras.compute_services_by_host(conn, [inst.host]).get(inst.host)
+        if row is None or row["forced_down"]:
+            return False
+        heartbeat = row["last_seen_up"] or row["updated_at"] or row["created_at"]
+        if heartbeat is None:
+            return False
+        elapsed = abs((_now() - heartbeat).total_seconds())
+        return bool(elapsed <= int(self._conf.service_down_time))
+
+    # --- delete ----------------------------------------------------------------------------
+
+    def delete(self, found: FoundServer) -> None:
+        """DELETE /servers/{id}: soft when ``reclaim_instance_interval`` allows, else hard."""
+        inst = found.instance
+        self._check_lock(inst)
+        soft = int(self._conf.reclaim_instance_interval) > 0 and found.cell_uuid is not None
+        # Nova cannot soft-delete a server that never ran: it falls back to a hard delete.
+        if soft and inst.launched_at is not None and inst.vm_state != VmState.SOFT_DELETED:
+            self._soft_delete(found)
+            return
+        self._hard_delete(found, "delete")
+
+    def force_delete(self, found: FoundServer) -> None:
+        """forceDelete: a hard delete even when soft deletion is configured."""
+        self._check_lock(found.instance)
+        self._hard_delete(found, "force_delete")
+
+    def _hard_delete(self, found: FoundServer, operation: str) -> None:
+        self._gate(operation, found.instance)
+        if found.cell_uuid is None:
+            if self._delete_build_request(found.instance):
+                return
+            found = self.find(found.instance.uuid)  # conductor placed it meanwhile
+        inst = found.instance
+        compute = self._compute()
+        if not inst.host or compute is None or not self._host_up(found):
+            self._local_delete(found)
+            return
+        updated = self._update(
+            found, InstanceUpdate(task_state=TaskState.DELETING.value, progress=0)
+        )
+        compute.terminate_instance(call_context(self._context), updated, [])
+
+    def _delete_build_request(self, inst: Instance) -> bool:
+        """Drop a not-yet-scheduled build; False when conductor already took it."""
+        with self._services.api_db.begin() as api:
+            try:
+                build_requests.delete(api, inst.uuid)
+            except BuildRequestNotFound:
+                return False
+            with contextlib.suppress(RequestSpecNotFound):
+                request_specs.delete(api, inst.uuid)
+            instance_mappings.delete(api, inst.uuid)
+        return True
+
+    def _local_delete(self, found: FoundServer) -> None:
+        """Delete a server no compute host holds (never scheduled, or its host is down)."""
+        uuid = found.instance.uuid
+        with self._cell(found).begin() as conn:
+            instances.update(
+                conn,
+                uuid,
+                InstanceUpdate(
+                    vm_state=VmState.DELETED.value, task_state=None, terminated_at=_now()
+                ),
+            )
+            instances.soft_delete(conn, uuid)
+        with self._services.api_db.begin() as api:
+            instance_mappings.set_queued_for_delete(api, uuid)
+
+    def _soft_delete(self, found: FoundServer) -> None:
+        self._gate("soft_delete", found.instance)
+        compute = self._compute()
+        if compute is not None and self._host_up(found):
+            updated = self._update(
+                found, InstanceUpdate(task_state=TaskState.SOFT_DELETING.value), [None]
+            )
+            compute.soft_delete_instance(call_context(self._context), updated)
+            return
+        self._update(
+            found,
+            InstanceUpdate(vm_state=VmState.SOFT_DELETED.value, task_state=None, power_state=4),
+        )
+
+    # --- restore ---------------------------------------------------------------------------
+
+    def restore(self, found: FoundServer) -> None:
+        """restore: back from SOFT_DELETED within the reclaim window (quota re-checked)."""
+        inst = found.instance
+        self._check_lock(inst)
+        self._gate("restore", inst)
+        engine = QuotaEngine(self._services)
+        flavor = _quota_flavor(inst)
+        with claim_instances(engine, self._context, flavor, 1, 1):
+            compute = self._compute()
+            if compute is not None and self._host_up(found):
+                updated = self._update(
+                    found, InstanceUpdate(task_state=TaskState.RESTORING.value), [None]
+                )
+                compute.restore_instance(call_context(self._context), updated)
+                return
+            self._update(found, InstanceUpdate(vm_state=VmState.ACTIVE.value, task_state=None))
+
+    # --- power -----------------------------------------------------------------------------
+
+    def start(self, found: FoundServer) -> None:
+        """os-start."""
+        self._power(found, "start", TaskState.POWERING_ON, "start_instance")
+
+    def stop(self, found: FoundServer) -> None:
+        """os-stop."""
+        self._power(found, "stop", TaskState.POWERING_OFF, "stop_instance")
+
+    def _power(self, found: FoundServer, operation: str, task: TaskState, method: str) -> None:
+        inst = found.instance
+        self._check_lock(inst)
+        self._gate(operation, inst)
+        updated = self._update(found, InstanceUpdate(task_state=task.value, progress=0), [None])
+        compute = self._compute()
+        if compute is not None:
+            getattr(compute, method)(call_context(self._context), updated)
+
+    def reboot(self, found: FoundServer, reboot_type: str) -> None:
+        """reboot SOFT or HARD."""
+        inst = found.instance
+        self._check_lock(inst)
+        hard = reboot_type == "HARD"
+        self._gate("hard_reboot" if hard else "soft_reboot", inst)
+        task = TaskState.REBOOTING_HARD if hard else TaskState.REBOOTING
+        expected: list[str | None] = (
+            [None, *sorted(s.value for s in (TaskState.REBOOTING, TaskState.REBOOT_PENDING,
+             TaskState.REBOOT_STARTED, TaskState.RESUMING, TaskState.UNPAUSING,
+             TaskState.PAUSING, TaskState.SUSPENDING, TaskState.REBOOTING_HARD))]
+            if hard
+            else [None]
+        )  # fmt: skip
+        updated = self._update(found, InstanceUpdate(task_state=task.value), expected)
+        compute = self._compute()
+        if compute is not None:
+            compute.reboot_instance(call_context(self._context), updated, None, reboot_type)
+
+
+def _quota_flavor(inst: Instance) -> Flavor:
+    snap = inst.flavor
+    return Flavor(
+        id=snap.id or 0,
+        flavorid=snap.flavorid,
+        name=snap.name,
+        memory_mb=snap.memory_mb,
+        vcpus=snap.vcpus,
+        root_gb=snap.root_gb,
+        ephemeral_gb=snap.ephemeral_gb,
+        swap=snap.swap,
+        rxtx_factor=snap.rxtx_factor,
+        vcpu_weight=snap.vcpu_weight,
+        disabled=False,
+        is_public=snap.is_public,
+        description=snap.description,
+    )
