@@ -27,7 +27,9 @@ SETTINGS = KubevirtSettings(storage_class="fast-rbd")
 
 
 def flavor(**extra_specs: str) -> FlavorSpec:
-    return FlavorSpec("42", "m1.medium", vcpus=2, memory_mb=2048, root_gb=20, extra_specs=extra_specs)
+    return FlavorSpec(
+        "42", "m1.medium", vcpus=2, memory_mb=2048, root_gb=20, extra_specs=extra_specs
+    )
 
 
 def image(**properties: str) -> ImageSpec:
@@ -45,7 +47,9 @@ def port(n: int, network_id: str = NET_A) -> NetworkInterface:
         port_id=f"{n}d7c9f10-1111-4222-8333-00000000000{n}",
         network_id=network_id,
         mac_address=f"fa:16:3e:00:00:0{n}",
-        fixed_ips=(f"10.0.{n}.10", f"fd00:{n}::10") if network_id == NET_B else (f"10.0.0.{10 + n}",),
+        fixed_ips=(f"10.0.{n}.10", f"fd00:{n}::10")
+        if network_id == NET_B
+        else (f"10.0.0.{10 + n}",),
         mtu=1450,
     )
 
@@ -83,7 +87,9 @@ SUBNETS = {
 EXTRAS = GuestExtras(key_pair=KeyPair("demo-key", PUBLIC_KEY), subnets=SUBNETS)
 
 BOOT_FROM_VOLUME = (
-    BlockDevice("volume", "volume", 0, size_gb=30, volume_id="0c1d2e3f-aaaa-4bbb-8ccc-000000000001"),
+    BlockDevice(
+        "volume", "volume", 0, size_gb=30, volume_id="0c1d2e3f-aaaa-4bbb-8ccc-000000000001"
+    ),
     BlockDevice("blank", "local", None, size_gb=5, guest_format="swap"),
     BlockDevice(
         "image",

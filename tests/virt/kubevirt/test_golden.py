@@ -81,7 +81,9 @@ CASES: dict[str, Any] = {
     "containerdisk": lambda: vm.build_server(
         server(),
         dataclasses.replace(
-            SETTINGS, image_source_policy="containerdisk", containerdisk_registry="registry.example/images"
+            SETTINGS,
+            image_source_policy="containerdisk",
+            containerdisk_registry="registry.example/images",
         ),
     ),
     "config_drive": lambda: vm.build_server(server(config_drive=True), SETTINGS, EXTRAS),
@@ -149,4 +151,7 @@ def test_builds_are_deterministic() -> None:
 
 
 def test_extras_default_to_none() -> None:
-    assert vm.build_server(server(), SETTINGS, GuestExtras()).vm == vm.build_server(server(), SETTINGS).vm
+    assert (
+        vm.build_server(server(), SETTINGS, GuestExtras()).vm
+        == vm.build_server(server(), SETTINGS).vm
+    )
