@@ -12,6 +12,7 @@ from oslo_config import cfg
 from oslo_policy import opts as policy_opts
 
 from openkeel.conf import api, compute, database, default, glance, quota, scheduler, services
+from openkeel.conf import kubevirt as kubevirt_opts
 
 
 def make_config(
@@ -24,7 +25,17 @@ def make_config(
     ``overrides`` maps ``"group.option"`` (or ``"option"`` for DEFAULT) to a value.
     """
     conf = cfg.ConfigOpts()
-    for module in (default, api, compute, database, glance, quota, services, scheduler):
+    for module in (
+        default,
+        api,
+        compute,
+        database,
+        glance,
+        quota,
+        services,
+        scheduler,
+        kubevirt_opts,
+    ):
         module.register(conf)
     # [oslo_policy] (policy_file, enforce_scope ...) is oslo.policy's own group.
     policy_opts.set_defaults(conf)

@@ -144,3 +144,11 @@ def test_instancetype_mode_refuses_image_changing_the_instancetype() -> None:
     with pytest.raises(UnsupportedFeature) as caught:
         vm.build_server(server(image=image(hw_cpu_policy="dedicated")), settings)
     assert caught.value.key == "hw_cpu_policy"
+
+
+def test_settings_from_conf() -> None:
+    from openkeel.conf import make_config
+    from openkeel.virt.kubevirt.manifests.settings import KubevirtSettings, settings_from_conf
+
+    conf = make_config(overrides={"kubevirt.use_instancetypes": True})
+    assert settings_from_conf(conf) == KubevirtSettings(use_instancetypes=True)
