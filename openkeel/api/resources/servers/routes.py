@@ -5,9 +5,11 @@ from __future__ import annotations
 from openkeel.api.resources.servers import (
     handlers_actions,
     handlers_create,
+    handlers_pending,
     handlers_read,
     handlers_write,
 )
+from openkeel.api.resources.servers import schemas_pending as pending
 from openkeel.api.resources.servers import schemas_create as create
 from openkeel.api.resources.servers import schemas_query as query
 from openkeel.api.resources.servers import schemas_update as update
@@ -89,6 +91,7 @@ def register(table: RouteTable) -> None:
         endpoint(handlers_write.delete_server, status=204, policy=POLICY % "delete"),
     )
     _actions(table)
+    _pending_actions(table)
 
 
 def _actions(table: RouteTable) -> None:
@@ -114,3 +117,35 @@ def _actions(table: RouteTable) -> None:
             key,
             endpoint(handler, status=202, body=Versioned.of(("2.0", schema)), policy=policy),
         )
+
+
+REBUILD_BODY = Versioned.of(
+    ("2.0", pending.REBUILD_V20),
+    ("2.1", pending.REBUILD_V21),
+    ("2.19", pending.REBUILD_V219),
+    ("2.54", pending.REBUILD_V254),
+    ("2.57", pending.REBUILD_V257),
+    ("2.63", pending.REBUILD_V263),
+    ("2.90", pending.REBUILD_V290),
+    ("2.94", pending.REBUILD_V294),
+)
+
+
+def _pending_actions(table: RouteTable) -> None:
+    def once(schema: dict[str, object]) -> Versioned:
+        return Versioned.of(("2.0", schema))
+
+    for key, handler, status, body, since, action in (
+        ("confirmResize", handlers_pending.confirm_resize, 204, once(pending.CONFIRM_RESIZE),
+         "2.1", "confirm_resize"),
+        ("revertResize", handlers_pending.revert_resize, 202, once(pending.REVERT_RESIZE),
+         "2.1", "revert_resize"),
+        ("resize", handlers_pending.resize, 202, once(pending.RESIZE), "2.1", "resize"),
+        ("rebuild", handlers_pending.rebuild, 202, REBUILD_BODY, "2.1", "rebuild"),
+        ("createImage", handlers_pending.create_image, 202, once(pending.CREATE_IMAGE), "2.1",
+         "create_image"),
+        ("trigger_crash_dump", handlers_pending.trigger_crash_dump, 202,
+         once(pending.TRIGGER_CRASH_DUMP), "2.17", "trigger_crash_dump"),
+    ):  # fmt: skip
+        ep = endpoint(handler, status=status, since=since, body=body, policy=POLICY % action)
+        table.add_action(ACTION, key, ep)
