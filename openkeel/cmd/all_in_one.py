@@ -10,11 +10,25 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+import sqlalchemy as sa
+from oslo_config import cfg
+
 from openkeel.api.services import ApiServices
 from openkeel.clients.image_catalog import EmbeddedImageCatalog
+from openkeel.clients.placement_embedded import EmbeddedPlacement
 from openkeel.cmd.api import serve
 from openkeel.cmd.bootstrap import bootstrap_embedded
+from openkeel.cmd.roles import (
+    RoleSet,
+    api_clients,
+    start_compute,
+    start_conductor,
+    start_scheduler,
+)
 from openkeel.conf import make_config
+from openkeel.db.cells import CELL0_UUID
+from openkeel.rpc.transport import get_transport
+from openkeel.virt.fake import FakeDriver
 
 
 def clouds_yaml(url: str, identity: str) -> str:
@@ -30,6 +44,28 @@ def clouds_yaml(url: str, identity: str) -> str:
         f"    identity_endpoint_override: {identity}\n"
         "    region_name: RegionOne\n"
     )
+
+
+def start_roles(
+    conf: cfg.ConfigOpts, root: Path, api_db: sa.Engine, cell_dbs: dict[str, sa.Engine]
+) -> tuple[RoleSet, EmbeddedPlacement]:
+    """Placement, then scheduler, conductor and one compute host, on the in-process bus."""
+    placement = EmbeddedPlacement(root).start()
+    client = placement.client()
+    transport = get_transport("inproc://all-in-one")
+    roles = RoleSet(transport)
+    try:
+        roles.scheduler = start_scheduler(conf, transport, client, api_db, cell_dbs)
+        roles.conductor = start_conductor(conf, transport, client, api_db, cell_dbs)
+        cell1 = next((u, e) for u, e in cell_dbs.items() if u != CELL0_UUID)
+        roles.computes.append(
+            start_compute(conf, transport, client, api_db, cell1, FakeDriver(), conf.host)
+        )
+    except BaseException:
+        roles.stop()
+        placement.stop()
+        raise
+    return roles, placement
 
 
 def run(data_dir: str, host: str, port: int, config_files: Sequence[str]) -> int:
@@ -61,5 +97,18 @@ def run(data_dir: str, host: str, port: int, config_files: Sequence[str]) -> int
         if conf.glance.api_servers or conf.glance.endpoint_override
         else EmbeddedImageCatalog(api_db)
     )
-    serve(ApiServices(conf=conf, api_db=api_db, cell_dbs=cell_dbs, images=images), host, port)
+    roles, placement = start_roles(conf, root, api_db, cell_dbs)
+    print(
+        f"  roles:          conductor, scheduler, compute {conf.host!r} (simulated driver),"
+        " embedded Placement",
+        flush=True,
+    )
+    services = ApiServices(
+        conf=conf, api_db=api_db, cell_dbs=cell_dbs, images=images, **api_clients(roles.transport)
+    )
+    try:
+        serve(services, host, port)
+    finally:
+        roles.stop()
+        placement.stop()
     return 0

@@ -1,0 +1,93 @@
+"""Composition of the conductor, scheduler and compute roles around one transport.
+
+Used by the all-in-one (every role in one process on the in-process transport and the embedded
+Placement) and by the per-role entry points (``openkeel conductor|scheduler|compute``) with a
+RabbitMQ transport and a remote Placement. Roles still talk only through RPC.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import sqlalchemy as sa
+from oslo_config import cfg
+
+from openkeel.clients.placement import PlacementClient
+from openkeel.compute.service import ComputeService
+from openkeel.conductor.service import ConductorService
+from openkeel.network.factory import get_network_adapter
+from openkeel.rpc.clients.compute import ComputeRpcClient
+from openkeel.rpc.clients.conductor import ConductorRpcClient
+from openkeel.rpc.server import RpcServer
+from openkeel.rpc.transport import Transport
+from openkeel.scheduler import endpoint as scheduler_endpoint
+from openkeel.virt.driver import ComputeDriver
+
+
+@dataclass
+class RoleSet:
+    """Running roles; ``stop()`` stops them in reverse order of start."""
+
+    transport: Transport
+    conductor: ConductorService | None = None
+    scheduler: RpcServer | None = None
+    computes: list[ComputeService] = field(default_factory=list)
+
+    def stop(self) -> None:
+        """Stop every role this set started."""
+        for compute in reversed(self.computes):
+            compute.stop()
+        if self.conductor is not None:
+            self.conductor.stop()
+        if self.scheduler is not None:
+            self.scheduler.stop()
+
+
+def start_scheduler(
+    conf: cfg.ConfigOpts,
+    transport: Transport,
+    placement: PlacementClient,
+    api_db: sa.Engine,
+    cell_dbs: Mapping[str, sa.Engine],
+) -> RpcServer:
+    """The scheduler's RPC server on topic ``scheduler``."""
+    endpoint = scheduler_endpoint.SchedulerEndpoint.from_conf(
+        conf, placement, cell_dbs, api_db=api_db
+    )
+    return scheduler_endpoint.serve(transport, endpoint, conf.host)
+
+
+def start_conductor(
+    conf: cfg.ConfigOpts,
+    transport: Transport,
+    placement: PlacementClient,
+    api_db: sa.Engine,
+    cell_dbs: Mapping[str, sa.Engine],
+) -> ConductorService:
+    """The conductor's RPC server on topic ``conductor``."""
+    return ConductorService(conf, transport, api_db, dict(cell_dbs), placement).start()
+
+
+def start_compute(
+    conf: cfg.ConfigOpts,
+    transport: Transport,
+    placement: PlacementClient,
+    api_db: sa.Engine,
+    cell: tuple[str, sa.Engine],
+    driver: ComputeDriver,
+    host: str | None = None,
+) -> ComputeService:
+    """One compute host (``host`` or ``[DEFAULT] host``) in the given cell."""
+    cell_uuid, cell_db = cell
+    service = ComputeService(
+        conf, driver, transport, placement, api_db, cell_db,
+        network=get_network_adapter(conf, api_db), cell_uuid=cell_uuid, host=host,
+    )  # fmt: skip
+    return service.start()
+
+
+def api_clients(transport: Transport) -> dict[str, Any]:
+    """The RPC clients the API role needs (fields of ``ApiServices``)."""
+    return {"conductor": ConductorRpcClient(transport), "compute": ComputeRpcClient(transport)}
