@@ -260,9 +260,9 @@ def sort_key(keys: Sequence[str], dirs: Sequence[str]) -> Any:
     return lambda inst: cmp(sort_values(inst, keys))
 
 
-def _fixed_ips(instance: Instance) -> list[tuple[int | None, str]]:
+def _fixed_ips(network_info: Sequence[Mapping[str, Any]]) -> list[tuple[int | None, str]]:
     found: list[tuple[int | None, str]] = []
-    for vif in instance.network_info:
+    for vif in network_info:
         for subnet in (vif.get("network") or {}).get("subnets") or []:
             for ip in subnet.get("ips") or []:
                 if ip.get("address") and ip.get("type", "fixed") == "fixed":
@@ -270,10 +270,10 @@ def _fixed_ips(instance: Instance) -> list[tuple[int | None, str]]:
     return found
 
 
-def _matches_ip(instance: Instance, f: InstanceFilters) -> bool:
+def _matches_ip(row: sa.RowMapping, f: InstanceFilters) -> bool:
     v4 = re.compile(str(f.ip))
     v6 = re.compile(str(f.ip6))
-    for version, address in _fixed_ips(instance):
+    for version, address in _fixed_ips(rows.network_info_of(row)):
         if (version == 4 and v4.match(address)) or (version == 6 and v6.match(address)):
             return True
     return False
@@ -303,7 +303,7 @@ def list_instances(
     by_ip = filters.ip is not None or filters.ip6 is not None
     if limit is not None and not by_ip:
         query = query.limit(limit)
-    found = [rows.row_to_instance(row) for row in conn.execute(query).mappings()]
+    found = conn.execute(query).mappings().all()
     if by_ip:
-        found = [inst for inst in found if _matches_ip(inst, filters)][:limit]
-    return rows.load_related(conn, found)
+        found = [row for row in found if _matches_ip(row, filters)][:limit]
+    return rows.build_instances(conn, found)

@@ -158,7 +158,7 @@ def get(conn: sa.Connection, uuid: str, *, read_deleted: ReadDeleted = "no") -> 
     row = conn.execute(query).mappings().first()
     if row is None:
         raise InstanceNotFound(uuid)
-    return rows.load_related(conn, [rows.row_to_instance(row)])[0]
+    return rows.build_instances(conn, [row])[0]
 
 
 def exists(conn: sa.Connection, uuid: str) -> bool:
