@@ -17,6 +17,7 @@ from openkeel.db.engine import make_engine
 from openkeel.db.repositories import instance_actions as actions
 from openkeel.db.repositories import instance_faults as faults
 from openkeel.db.repositories import instance_list as listing
+from openkeel.db.repositories import instance_metadata as meta
 from openkeel.db.repositories import instances as repo
 from openkeel.db.schema import cell as cell_schema
 from openkeel.domain.instances import (
@@ -244,24 +245,24 @@ def test_compare_and_swap_race_has_one_winner(engine: sa.Engine) -> None:
 def test_metadata_and_tags(engine: sa.Engine) -> None:
     inst = create(engine, metadata={"a": "1"})
     with engine.begin() as conn:
-        assert repo.update_metadata(conn, inst.uuid, {"b": "2"}, replace=False) == {
+        assert meta.update_metadata(conn, inst.uuid, {"b": "2"}, replace=False) == {
             "a": "1",
             "b": "2",
         }
-        assert repo.update_metadata(conn, inst.uuid, {"c": "3"}, replace=True) == {"c": "3"}
-        assert repo.delete_metadata_key(conn, inst.uuid, "c") is True
-        assert repo.delete_metadata_key(conn, inst.uuid, "c") is False
-        assert repo.get_metadata(conn, inst.uuid) == {}
-        assert repo.set_tags(conn, inst.uuid, ["z", "y", "z"]) == ["y", "z"]
-        assert repo.add_tag(conn, inst.uuid, "a") is True
-        assert repo.add_tag(conn, inst.uuid, "a") is False
-        repo.delete_tag(conn, inst.uuid, "z")
-        assert repo.get_tags(conn, inst.uuid) == ["a", "y"]
+        assert meta.update_metadata(conn, inst.uuid, {"c": "3"}, replace=True) == {"c": "3"}
+        assert meta.delete_metadata_key(conn, inst.uuid, "c") is True
+        assert meta.delete_metadata_key(conn, inst.uuid, "c") is False
+        assert meta.get_metadata(conn, inst.uuid) == {}
+        assert meta.set_tags(conn, inst.uuid, ["z", "y", "z"]) == ["y", "z"]
+        assert meta.add_tag(conn, inst.uuid, "a") is True
+        assert meta.add_tag(conn, inst.uuid, "a") is False
+        meta.delete_tag(conn, inst.uuid, "z")
+        assert meta.get_tags(conn, inst.uuid) == ["a", "y"]
         with pytest.raises(InstanceTagNotFound) as err:
-            repo.delete_tag(conn, inst.uuid, "nope")
+            meta.delete_tag(conn, inst.uuid, "nope")
         assert err.value.message == f"Instance {inst.uuid} has no tag 'nope'"
         with pytest.raises(InstanceNotFound):
-            repo.get_tags(conn, "missing")
+            meta.get_tags(conn, "missing")
 
 
 def _names(engine: sa.Engine, filters: listing.InstanceFilters, **kw: Any) -> list[str]:
