@@ -1,0 +1,169 @@
+"""``PUT``/``DELETE /servers/{id}`` and the start, stop, reboot, forceDelete, restore actions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from openkeel.api.services import ApiServices
+from openkeel.db.repositories import build_requests, instance_mappings, instances
+from tests.api.server_fakes import ADMIN, USER, create, flavor, place, wire
+from tests.client import ApiClient
+from tests.conftest import CELL1_UUID
+
+
+def _error(resp: Any, status: int, message: str) -> None:
+    assert resp.status_code == status, resp.text
+    (fault,) = resp.json().values()
+    assert fault["message"] == message
+
+
+def _action(api: ApiClient, sid: str, body: Any, token: str = USER) -> Any:
+    return api.post(f"/v2.1/servers/{sid}/action", json=body, token=token)
+
+
+def _row(services: ApiServices, sid: str) -> Any:
+    with services.cell_dbs[CELL1_UUID].connect() as conn:
+        return instances.get(conn, sid, read_deleted="yes")
+
+
+@pytest.fixture
+def active(api: ApiClient, services: ApiServices) -> str:
+    flavor(api)
+    sid: str = create(api)["server"]["id"]
+    place(services, sid)
+    return sid
+
+
+def test_update_per_version(api: ApiClient, active: str) -> None:
+    body = {"server": {"name": "new", "accessIPv4": "1.2.3.4", "OS-DCF:diskConfig": "AUTO"}}
+    resp = api.put(f"/v2.1/servers/{active}", json=body, token=USER)
+    server = resp.json()["server"]
+    assert (server["name"], server["accessIPv4"], server["OS-DCF:diskConfig"]) == (
+        "new",
+        "1.2.3.4",
+        "AUTO",
+    )
+    assert "OS-EXT-STS:vm_state" not in server
+    body = {"server": {"description": "d", "hostname": "h-1"}}
+    server = api.put(f"/v2.1/servers/{active}", json=body, version="2.90", token=USER).json()
+    assert (server["server"]["description"], server["server"]["OS-EXT-SRV-ATTR:hostname"]) == (
+        "d",
+        "h-1",
+    )
+    full = api.put(f"/v2.1/servers/{active}", json={"server": {}}, version="2.75", token=USER)
+    assert full.json()["server"]["OS-EXT-STS:vm_state"] == "active"
+
+
+def test_update_build_request(api: ApiClient, services: ApiServices) -> None:
+    flavor(api)
+    sid = create(api)["server"]["id"]
+    resp = api.put(f"/v2.1/servers/{sid}", json={"server": {"name": "x"}}, token=USER)
+    assert resp.json()["server"]["name"] == "x"
+    with services.api_db.connect() as conn:
+        assert build_requests.get(conn, sid).instance.display_name == "x"
+
+
+def test_delete_while_building(api: ApiClient, services: ApiServices) -> None:
+    flavor(api)
+    sid = create(api)["server"]["id"]
+    assert api.delete(f"/v2.1/servers/{sid}", token=USER).status_code == 204
+    with services.api_db.connect() as conn:
+        assert build_requests.find(conn, sid) is None
+        assert instance_mappings.get_many(conn, [sid]) == {}
+    assert api.get(f"/v2.1/servers/{sid}", token=USER).status_code == 404
+
+
+def test_delete_casts_terminate(api: ApiClient, services: ApiServices, active: str) -> None:
+    _, compute = wire(services)
+    _host_up(services)
+    assert api.delete(f"/v2.1/servers/{active}", token=USER).status_code == 204
+    assert compute.names() == ["terminate_instance"]
+    assert _row(services, active).task_state == "deleting"
+    # Still visible with its stable status until compute finishes.
+    shown = api.get(f"/v2.1/servers/{active}", token=USER).json()["server"]
+    assert shown["status"] == "ACTIVE"
+
+
+def test_delete_with_host_down_is_local(api: ApiClient, services: ApiServices, active: str) -> None:
+    _, compute = wire(services)
+    assert api.delete(f"/v2.1/servers/{active}", token=USER).status_code == 204
+    assert compute.calls == []
+    assert _row(services, active).deleted
+    with services.api_db.connect() as conn:
+        assert instance_mappings.get(conn, active).queued_for_delete
+
+
+def test_locked_server(api: ApiClient, services: ApiServices) -> None:
+    flavor(api)
+    sid = create(api)["server"]["id"]
+    place(services, sid, locked=True, locked_by="owner")
+    _error(api.delete(f"/v2.1/servers/{sid}", token=USER), 409, f"Instance {sid} is locked")
+    _error(_action(api, sid, {"os-stop": None}), 409, f"Instance {sid} is locked")
+
+
+def test_start_stop_reboot(api: ApiClient, services: ApiServices, active: str) -> None:
+    _, compute = wire(services)
+    resp = _action(api, active, {"os-start": None})
+    _error(resp, 409, f"Cannot 'start' instance {active} while it is in vm_state active")
+    assert _action(api, active, {"os-stop": None}).status_code == 202
+    assert _row(services, active).task_state == "powering-off"
+    resp = _action(api, active, {"reboot": {"type": "SOFT"}})
+    _error(resp, 409, f"Cannot 'reboot' instance {active} while it is in task_state powering-off")
+    assert compute.names() == ["stop_instance"]
+    with services.cell_dbs[CELL1_UUID].begin() as conn:
+        from openkeel.domain.instances import InstanceUpdate
+
+        instances.update(conn, active, InstanceUpdate(task_state=None))
+    assert _action(api, active, {"reboot": {"type": "hard"}}).status_code == 202
+    assert compute.calls[-1][1]["args"][2] == "HARD"
+    assert _row(services, active).task_state == "rebooting_hard"
+
+
+def test_soft_delete_restore_force_delete(
+    api: ApiClient, services: ApiServices, active: str
+) -> None:
+    services.conf.set_override("reclaim_instance_interval", 3600)
+    assert api.delete(f"/v2.1/servers/{active}", token=USER).status_code == 204
+    shown = api.get(f"/v2.1/servers/{active}", token=USER).json()["server"]
+    assert shown["status"] == "SOFT_DELETED"
+    assert _action(api, active, {"restore": None}).status_code == 202
+    assert api.get(f"/v2.1/servers/{active}", token=USER).json()["server"]["status"] == "ACTIVE"
+    resp = _action(api, active, {"restore": None})
+    _error(resp, 409, f"Cannot 'restore' instance {active} while it is in vm_state active")
+    assert api.delete(f"/v2.1/servers/{active}", token=USER).status_code == 204
+    assert _action(api, active, {"forceDelete": None}).status_code == 202
+    assert api.get(f"/v2.1/servers/{active}", token=USER).status_code == 404
+
+
+def test_pending_actions(api: ApiClient, active: str) -> None:
+    resp = _action(api, active, {"confirmResize": None})
+    _error(resp, 409, f"Cannot 'confirmResize' instance {active} while it is in vm_state active")
+    resp = _action(api, active, {"resize": {"flavorRef": "1"}})
+    assert resp.status_code == 501
+    missing = "6b8b4567-0000-4000-8000-00000000ffff"
+    resp = _action(api, missing, {"os-start": None})
+    _error(resp, 404, f"Instance {missing} could not be found.")
+
+
+def _host_up(services: ApiServices) -> None:
+    import sqlalchemy as sa
+
+    from openkeel.db.schema import cell as cell_tables
+
+    with services.cell_dbs[CELL1_UUID].begin() as conn:
+        conn.execute(
+            sa.insert(cell_tables.services).values(
+                host="host1", binary="nova-compute", topic="compute", report_count=1,
+                disabled=False, forced_down=False, deleted=0, version=66,
+                created_at=sa.func.now(), last_seen_up=sa.func.now(), updated_at=sa.func.now(),
+            )
+        )  # fmt: skip
+
+
+def test_admin_may_delete_locked(api: ApiClient, services: ApiServices) -> None:
+    flavor(api)
+    sid = create(api)["server"]["id"]
+    place(services, sid, locked=True, locked_by="owner")
+    assert api.delete(f"/v2.1/servers/{sid}", token=ADMIN).status_code == 204
