@@ -9,6 +9,7 @@ Nova's ``[DEFAULT]`` options (``*_allocation_ratio`` falling back to ``initial_*
 
 from __future__ import annotations
 
+import json
 import logging
 import uuid as uuidlib
 from dataclasses import dataclass
@@ -116,6 +117,7 @@ class ResourceTracker:
                 "hypervisor_type": res.hypervisor_type,
                 "hypervisor_version": res.hypervisor_version,
                 "cpu_info": res.cpu_info,
+                "supported_instances": json.dumps([list(t) for t in res.supported_instances]),
                 "disk_available_least": res.disk_available_least or res.local_gb - disk_used,
                 "host_ip": self.conf.my_ip,
                 "cpu_allocation_ratio": policy.cpu_allocation_ratio,

@@ -171,6 +171,7 @@ class FakeDriver(ComputeDriver):
             hypervisor_hostname=nodename,
             cpu_info=json.dumps(cpu),
             running_vms=len(flavors),
+            supported_instances=(("x86_64", cfg.hypervisor_type, "hvm"),),
         )
 
     def get_inventory(self, nodename: str, policy: InventoryPolicy) -> NodeInventory:

@@ -263,6 +263,9 @@ class HostResources:
     cpu_info: str = "{}"
     disk_available_least: int = 0
     running_vms: int = 0
+    # (architecture, hypervisor type, vm mode) triples the node can run; the scheduler's
+    # ImagePropertiesFilter matches image properties against them (Nova's field of that name).
+    supported_instances: tuple[tuple[str, str, str], ...] = ()
 
 
 @dataclass(frozen=True)
