@@ -80,3 +80,12 @@ def spec_placement_by_instance(
         data = json.loads(text or "{}")
         found[uuid] = (data.get("availability_zone"), data.get("scheduler_hints"))
     return found
+
+
+def compute_node_exists(conn: sa.Connection, host: str | None, node: str) -> bool:
+    """True when a live compute node named ``node`` (on ``host`` when given) exists."""
+    nodes = cell_tables.compute_nodes
+    query = sa.select(nodes.c.id).where(nodes.c.hypervisor_hostname == node, nodes.c.deleted == 0)
+    if host is not None:
+        query = query.where(nodes.c.host == host)
+    return conn.execute(query.limit(1)).first() is not None

@@ -95,6 +95,7 @@ class ServerCreator:
         ctx = self._context
         viewer = Viewer(ctx.project_id, ctx.is_admin)
         chosen = checks.flavor(self._services, viewer, cmd.flavor_ref)
+        checks.requested_destination(self._services, cmd.requested_host, cmd.requested_node)
         booted = self._image(cmd, chosen)
         checks.user_data(cmd.user_data)
         self._check_networks(cmd)

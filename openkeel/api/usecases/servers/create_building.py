@@ -113,6 +113,8 @@ def build_instances(
             access_ip_v4=cmd.access_ip_v4,
             access_ip_v6=cmd.access_ip_v6,
             progress=0,
+            kernel_id="",
+            ramdisk_id="",
             auto_disk_config=_auto_disk_config(cmd, found),
             trusted_certs=cmd.trusted_certs,
             security_groups=cmd.security_groups or ("default",),

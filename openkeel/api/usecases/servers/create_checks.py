@@ -14,11 +14,13 @@ from typing import Any
 from openkeel.api.usecases.images import image_service
 from openkeel.api.usecases.quotas import QuotaEngine
 from openkeel.clients.image import Caller, Image, ImageNotFound
+from openkeel.db.repositories import host_mappings, server_extras
 from openkeel.db.repositories.flavors import FlavorRepository
 from openkeel.db.repositories.keypairs import KeyPairRepository
 from openkeel.db.repositories.server_groups import ServerGroupRepository
 from openkeel.domain.errors import ComputeError, Forbidden, Invalid, OverQuota
 from openkeel.domain.flavors import Flavor, Viewer
+from openkeel.domain.instances import HostMappingNotFound
 from openkeel.domain.keypairs import KeyPair
 from openkeel.domain.server_groups import ServerGroup
 
@@ -147,3 +149,26 @@ def zero_disk(context: Any, chosen: Flavor, volume_backed: bool, target: dict[st
         rule = "os_compute_api:servers:create:zero_disk_flavor"
         if not context.can(rule, target, fatal=False):
             raise Forbidden("Only volume-backed servers are allowed for flavors with zero disk.")
+
+
+def requested_destination(services: Any, host: str | None, node: str | None) -> None:
+    """2.74 ``host``/``hypervisor_hostname`` must name a known compute (400 otherwise)."""
+    if not host and not node:
+        return
+    if host:
+        with services.api_db.connect() as api:
+            try:
+                mapping = host_mappings.get(api, host)
+            except HostMappingNotFound:
+                raise Invalid(f"Compute host {host} could not be found.") from None
+        if node:
+            engine = services.cell_dbs[mapping.cell_uuid]
+            with engine.connect() as conn:
+                if not server_extras.compute_node_exists(conn, host, node):
+                    raise Invalid(f"Compute host {node} could not be found.")
+        return
+    for engine in (services.cell_dbs or {}).values():
+        with engine.connect() as conn:
+            if server_extras.compute_node_exists(conn, None, str(node)):
+                return
+    raise Invalid(f"Compute host {node} could not be found.")
