@@ -1,0 +1,195 @@
+"""Shared plumbing of the KubeVirt driver: object lookup, power observation, waiting.
+
+The driver's mixins (lifecycle in driver.py, migration.py, devices.py) build on
+:class:`KubevirtBase`. A compute host manages one Kubernetes node (``node_for_host``, identity
+by default); a server belongs to the host named in its VM's ``nova.openstack.org/host`` label.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable
+
+from openkeel.domain.states import PowerState
+from openkeel.virt import errors
+from openkeel.virt.driver import ComputeDriver
+from openkeel.virt.kubevirt import client as k
+from openkeel.virt.kubevirt.client import JsonObj, KubeClient, KubeError
+from openkeel.virt.kubevirt.manifests import naming
+from openkeel.virt.kubevirt.manifests import vm as vm_manifests
+from openkeel.virt.kubevirt.manifests.settings import KubevirtSettings
+from openkeel.virt.kubevirt.nodes import parse_quantity
+from openkeel.virt.kubevirt.state import PowerTracker, power_state, resource_version
+from openkeel.virt.kubevirt.virtapi import VirtApi
+from openkeel.virt.model import InstanceRef, InstanceSpec
+
+LABEL_HOST = f"{naming.DOMAIN}/host"
+NODE_NAME_LABEL = "kubevirt.io/nodeName"  # set on VMIs by virt-controller once scheduled
+ANNOTATION_SPEC_HASH = f"{naming.DOMAIN}/spec-hash"
+
+
+def spec_hash(vm: JsonObj) -> str:
+    return hashlib.sha256(json.dumps(vm["spec"], sort_keys=True).encode()).hexdigest()[:16]
+
+
+def vm_cpus(domain: JsonObj) -> int:
+    cpu = domain.get("cpu", {}) or {}
+    if "guest" in cpu:
+        return int(cpu["guest"])
+    return int(cpu.get("sockets", 1)) * int(cpu.get("cores", 1)) * int(cpu.get("threads", 1))
+
+
+def vm_memory_mb(domain: JsonObj) -> int:
+    memory = (domain.get("memory", {}) or {}).get("guest")
+    if memory is None:
+        memory = domain.get("resources", {}).get("requests", {}).get("memory", "0")
+    return int(parse_quantity(memory) // 2**20)
+
+
+class KubevirtBase(ComputeDriver):
+    """State and helpers every KubeVirt driver operation uses."""
+
+    name = "kubevirt"
+
+    def __init__(
+        self,
+        client: KubeClient,
+        settings: KubevirtSettings,
+        virt_api: VirtApi,
+        *,
+        node_for_host: Callable[[str], str] | None = None,
+        wait_timeout: float = 600.0,
+        poll_interval: float = 0.02,
+        watch_events: bool = True,
+    ) -> None:
+        super().__init__()
+        self.client = client
+        self.settings = settings
+        self.virt_api = virt_api
+        self.node_for_host = node_for_host or (lambda host: host)
+        self.wait_timeout = wait_timeout
+        self.poll_interval = poll_interval
+        self.watch_events = watch_events
+        self.host = ""
+        self.tracker = PowerTracker(self.emit_event)
+
+    @property
+    def node(self) -> str:
+        return self.node_for_host(self.host)
+
+    # --- names -------------------------------------------------------------------------------
+
+    def _ns(self, ref: InstanceRef) -> str:
+        return naming.namespace_for(ref.project_id, self.settings.namespace_scheme)
+
+    @staticmethod
+    def _name(ref: InstanceRef) -> str:
+        return naming.vm_name(ref.uuid)
+
+    def _manifests(self, spec: InstanceSpec) -> vm_manifests.ServerManifests:
+        built = vm_manifests.build_server(spec, self.settings, node_name=self.node)
+        meta = built.vm["metadata"]
+        meta["annotations"][ANNOTATION_SPEC_HASH] = spec_hash(built.vm)
+        meta["labels"][LABEL_HOST] = naming.label_value(self.host)
+        return built
+
+    # --- lookups -----------------------------------------------------------------------------
+
+    def _vm(self, ref: InstanceRef) -> JsonObj | None:
+        vm = self.client.get_or_none(k.VMS, self._name(ref), self._ns(ref))
+        if vm is None or vm["metadata"].get("deletionTimestamp"):
+            return None
+        return vm
+
+    def _require_vm(self, ref: InstanceRef) -> JsonObj:
+        vm = self._vm(ref)
+        if vm is None:
+            raise errors.InstanceNotFound(ref.uuid)
+        return vm
+
+    def _vmi(self, ref: InstanceRef) -> tuple[JsonObj | None, int]:
+        """The VMI (or None) and the etcd revision this answer is current at."""
+        found = self.client.request(
+            "GET",
+            k.VMIS.path(self._ns(ref)),
+            params={"fieldSelector": f"metadata.name={self._name(ref)}"},
+        )
+        items = found.get("items", [])
+        return (items[0] if items else None), resource_version(found)
+
+    def _state(self, ref: InstanceRef) -> tuple[PowerState, JsonObj | None]:
+        """Current power state, applied to the tracker (which emits transitions)."""
+        vmi, version = self._vmi(ref)
+        state = power_state(vmi)
+        self.tracker.observe(ref.uuid, state, version)
+        return state, vmi
+
+    def _wait(self, ref: InstanceRef, wanted: set[PowerState], what: str) -> JsonObj | None:
+        """Poll until the power state is in ``wanted``; return the VMI then."""
+        deadline = time.monotonic() + self.wait_timeout
+        while True:
+            state, vmi = self._state(ref)
+            if state in wanted:
+                return vmi
+            if state == PowerState.CRASHED:
+                raise errors.PermanentDriverError(f"Instance {ref.uuid} failed while {what}.")
+            if time.monotonic() > deadline:
+                raise errors.TransientDriverError(
+                    f"Timed out after {self.wait_timeout:g} s {what} instance {ref.uuid} "
+                    f"(power state {state.name})."
+                )
+            time.sleep(self.poll_interval)
+
+    def _wait_for(self, check: Callable[[], bool], what: str) -> None:
+        deadline = time.monotonic() + self.wait_timeout
+        while not check():
+            if time.monotonic() > deadline:
+                raise errors.TransientDriverError(
+                    f"Timed out after {self.wait_timeout:g} s {what}."
+                )
+            time.sleep(self.poll_interval)
+
+    # --- power primitives --------------------------------------------------------------------
+
+    def _start(self, ref: InstanceRef) -> None:
+        state, _vmi = self._state(ref)
+        if state in (PowerState.SHUTDOWN, PowerState.CRASHED):
+            try:
+                self.virt_api.start(self._ns(ref), self._name(ref))
+            except k.ConflictError:
+                pass  # already starting: virt-api answers 409
+            except KubeError as exc:
+                raise _driver_error(exc) from exc
+        self._wait(ref, {PowerState.RUNNING, PowerState.PAUSED}, "starting")
+
+    def _stop(self, ref: InstanceRef, grace_period: int | None = None) -> None:
+        state, _vmi = self._state(ref)
+        if state != PowerState.SHUTDOWN:
+            try:
+                self.virt_api.stop(self._ns(ref), self._name(ref), grace_period)
+            except k.ConflictError:
+                pass  # already stopping
+            except KubeError as exc:
+                raise _driver_error(exc) from exc
+        self._wait(ref, {PowerState.SHUTDOWN}, "stopping")
+
+    def _guest_state(
+        self, ref: InstanceRef, operation: str, allowed: set[PowerState]
+    ) -> PowerState:
+        """The power state; InvalidGuestState unless it is in ``allowed``."""
+        self._require_vm(ref)
+        state, _vmi = self._state(ref)
+        if state not in allowed:
+            raise errors.InvalidGuestState(ref.uuid, operation, state.name.lower())
+        return state
+
+
+def _driver_error(exc: KubeError) -> errors.DriverError:
+    if exc.status in (0, 409, 429, 500, 503, 504):
+        return errors.TransientDriverError(f"Kubernetes API: {exc}")
+    return errors.PermanentDriverError(f"Kubernetes API: {exc}")
+
+
+driver_error = _driver_error

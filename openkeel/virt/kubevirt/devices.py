@@ -1,0 +1,159 @@
+"""Volume and interface hot-plug, consoles and diagnostics of KubeVirt guests.
+
+Mixed into KubevirtDriver. Volumes use virt-api's addvolume/removevolume (the only hot-plug
+API for disks); interfaces are object edits of the VM template (bridge binding, detach by
+``state: absent``, which KubeVirt's LiveUpdate rollout applies to the running guest). Consoles
+are virt-api websocket subresources reached through the API server; the console log is the
+virt-launcher's ``guest-console-log`` container.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from openkeel.domain.states import PowerState
+from openkeel.virt import errors
+from openkeel.virt.kubevirt import client as k
+from openkeel.virt.kubevirt.base import KubevirtBase, driver_error, vm_cpus, vm_memory_mb
+from openkeel.virt.kubevirt.client import JsonObj, KubeError
+from openkeel.virt.kubevirt.manifests import naming, networks
+from openkeel.virt.kubevirt.virtapi import subresource_path
+from openkeel.virt.model import (
+    ConsoleInfo,
+    Diagnostics,
+    InstanceRef,
+    NetworkInterface,
+    VolumeAttachment,
+)
+
+
+def _template(vm: JsonObj) -> JsonObj:
+    spec: JsonObj = vm["spec"]["template"]["spec"]
+    return spec
+
+
+def volume_name(volume_id: str) -> str:
+    return naming.volume_claim_name(volume_id)
+
+
+class DevicesMixin(KubevirtBase):
+    """Hot-plug, consoles, diagnostics."""
+
+    # --- volumes ---------------------------------------------------------------------------
+
+    def _has_volume(self, ref: InstanceRef, name: str) -> bool:
+        vm = self._require_vm(ref)
+        return any(v.get("name") == name for v in _template(vm).get("volumes", []))
+
+    def attach_volume(self, instance: InstanceRef, attachment: VolumeAttachment) -> None:
+        name = volume_name(attachment.volume_id)
+        if self._has_volume(instance, name):
+            return
+        bus = attachment.disk_bus if attachment.disk_bus in ("scsi", "virtio") else "scsi"
+        options = {
+            "name": name,
+            "disk": {"name": name, "disk": {"bus": bus}, "serial": attachment.volume_id[:20]},
+            "volumeSource": {"persistentVolumeClaim": {"claimName": name, "hotpluggable": True}},
+        }
+        self._virt(lambda: self.virt_api.add_volume(self._ns(instance), self._name(instance), options))  # fmt: skip
+        self._wait_for(
+            lambda: self._has_volume(instance, name), f"attaching {attachment.volume_id}"
+        )
+
+    def detach_volume(self, instance: InstanceRef, volume_id: str) -> None:
+        name = volume_name(volume_id)
+        if not self._has_volume(instance, name):
+            return
+        self._virt(lambda: self.virt_api.remove_volume(self._ns(instance), self._name(instance), name))  # fmt: skip
+        self._wait_for(lambda: not self._has_volume(instance, name), f"detaching {volume_id}")
+
+    def _virt(self, call: object) -> None:
+        try:
+            call()  # type: ignore[operator]
+        except KubeError as exc:
+            raise driver_error(exc) from exc
+
+    # --- interfaces ------------------------------------------------------------------------
+
+    def attach_interface(self, instance: InstanceRef, vif: NetworkInterface) -> None:
+        nics = networks.build_nics((vif,), None, self.settings, self._ns(instance))
+        iface, net = nics.interfaces[0], nics.networks[0]
+
+        def plug(vm: JsonObj) -> None:
+            tmpl = _template(vm)
+            interfaces = tmpl["domain"].setdefault("devices", {}).setdefault("interfaces", [])
+            for existing in interfaces:
+                if existing["name"] == iface["name"]:
+                    existing.pop("state", None)
+                    return
+            interfaces.append(iface)
+            tmpl.setdefault("networks", []).append(net)
+
+        self._edit(instance, plug)
+
+    def detach_interface(self, instance: InstanceRef, port_id: str) -> None:
+        name = naming.interface_name(port_id)
+
+        def unplug(vm: JsonObj) -> None:
+            for existing in _template(vm)["domain"].get("devices", {}).get("interfaces", []):
+                if existing["name"] == name:
+                    existing["state"] = "absent"
+
+        self._edit(instance, unplug)
+
+    def _edit(self, ref: InstanceRef, mutate: k.Mutator) -> None:
+        self._require_vm(ref)
+        try:
+            self.client.update(k.VMS, self._name(ref), mutate, self._ns(ref))
+        except k.NotFoundError as exc:
+            raise errors.InstanceNotFound(ref.uuid) from exc
+        except KubeError as exc:
+            raise driver_error(exc) from exc
+
+    # --- consoles and diagnostics ----------------------------------------------------------
+
+    def _running_vmi(self, ref: InstanceRef, what: str) -> JsonObj:
+        self._require_vm(ref)
+        state, vmi = self._state(ref)
+        if vmi is None or state == PowerState.SHUTDOWN:
+            raise errors.InvalidGuestState(ref.uuid, what, state.name.lower())
+        return vmi
+
+    def get_console_output(self, instance: InstanceRef) -> str:
+        self._running_vmi(instance, "get the console output of")
+        try:
+            return self.virt_api.console_log(self._ns(instance), self._name(instance))
+        except KubeError as exc:
+            raise driver_error(exc) from exc
+
+    def _console(self, ref: InstanceRef, action: str) -> ConsoleInfo:
+        self._running_vmi(ref, f"open the {action} console of")
+        server = urlsplit(self.client.config.server)
+        port = server.port or (443 if server.scheme == "https" else 80)
+        path = subresource_path(self._ns(ref), "virtualmachineinstances", self._name(ref), action)
+        return ConsoleInfo(server.hostname or "", port, internal_access_path=path)
+
+    def get_vnc_console(self, instance: InstanceRef) -> ConsoleInfo:
+        return self._console(instance, "vnc")
+
+    def get_serial_console(self, instance: InstanceRef) -> ConsoleInfo:
+        return self._console(instance, "console")
+
+    def get_diagnostics(self, instance: InstanceRef) -> Diagnostics:
+        vm = self._require_vm(instance)
+        state, vmi = self._state(instance)
+        source = vmi["spec"] if vmi else _template(vm)
+        domain = source.get("domain", {})
+        devices = domain.get("devices", {})
+        volumes = source.get("volumes", [])
+        return Diagnostics(
+            state=state.name.lower(),
+            driver="kubevirt",
+            hypervisor="kvm",
+            hypervisor_os="linux",
+            config_drive=any("cloudInitConfigDrive" in v for v in volumes),
+            num_cpus=vm_cpus(domain),
+            num_nics=len([i for i in devices.get("interfaces", []) if i.get("state") != "absent"]),
+            num_disks=len(devices.get("disks", [])),
+            memory_mb=vm_memory_mb(domain),
+        )

@@ -1,0 +1,287 @@
+"""KubevirtDriver: Nova servers as KubeVirt VirtualMachines (issue 4).
+
+Built by compute's composition root (``compute_driver = kubevirt``) from ``[kubevirt]``
+options with :func:`from_conf`. Host and lifecycle operations live here; resize, live migration
+and snapshots in migration.py; hot-plug, consoles and diagnostics in devices.py. Mapping of
+every operation: /work/shared/spec/kubevirt-mapping.md; choices: docs/decisions (kubevirt driver).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Sequence
+from typing import Any
+
+from openkeel.domain.states import PowerState
+from openkeel.virt import errors
+from openkeel.virt.kubevirt import client as k
+from openkeel.virt.kubevirt.base import (
+    ANNOTATION_SPEC_HASH,
+    LABEL_HOST,
+    NODE_NAME_LABEL,
+    driver_error,
+    vm_cpus,
+    vm_memory_mb,
+)
+from openkeel.virt.kubevirt.client import JsonObj, KubeClient, KubeConfig, KubeError
+from openkeel.virt.kubevirt.devices import DevicesMixin
+from openkeel.virt.kubevirt.manifests import naming
+from openkeel.virt.kubevirt.manifests import vm as vm_manifests
+from openkeel.virt.kubevirt.manifests.settings import KubevirtSettings, settings_from_conf
+from openkeel.virt.kubevirt.migration import ANNOTATION_RESIZE, MigrationMixin
+from openkeel.virt.kubevirt.nodes import NodeCapacity, node_capacity
+from openkeel.virt.kubevirt.rescue import RescueMixin
+from openkeel.virt.kubevirt.state import ANNOTATION_SUSPENDED, power_state, resource_version
+from openkeel.virt.kubevirt.virtapi import HttpVirtApi, VirtApi
+from openkeel.virt.kubevirt.watch import Watcher
+from openkeel.virt.model import (
+    HostResources,
+    InjectedFile,
+    InstanceInfo,
+    InstanceRef,
+    InstanceSpec,
+    Inventory,
+    InventoryPolicy,
+    NetworkInterface,
+    NodeInventory,
+    RebootType,
+)
+
+RUNNING_LIKE = {PowerState.RUNNING, PowerState.PAUSED, PowerState.SUSPENDED}
+
+
+class KubevirtDriver(MigrationMixin, RescueMixin, DevicesMixin):
+    """One compute host = one Kubernetes node; guests = VirtualMachines pinned to it."""
+
+    unsupported = frozenset({"live_migration_force_complete", "set_admin_password", "trigger_crash_dump"})  # fmt: skip
+
+    def __init__(self, client: KubeClient, settings: KubevirtSettings, virt_api: VirtApi, **kw: Any) -> None:  # fmt: skip
+        super().__init__(client, settings, virt_api, **kw)
+        self._watcher: Watcher | None = None
+        self._aborted: set[str] = set()
+
+    # --- host ------------------------------------------------------------------------------
+
+    def init_host(self, host: str) -> None:
+        self.host = host
+        if not self.client.ready():
+            raise errors.TransientDriverError(f"Kubernetes API {self.client.config.server} is not ready.")  # fmt: skip
+        if self.watch_events and self._watcher is None:
+            selector = f"{NODE_NAME_LABEL}={self.node}"
+            self._watcher = Watcher(self.client, k.VMIS, self._on_vmi, label_selector=selector)
+            self._watcher.start()
+
+    def cleanup_host(self, host: str) -> None:
+        if self._watcher is not None:
+            self._watcher.stop()
+            self._watcher = None
+
+    def _on_vmi(self, kind: str, vmi: JsonObj) -> None:
+        """VMI watch → lifecycle events (guest powered off by itself, crashed, moved)."""
+        uuid = vmi.get("metadata", {}).get("labels", {}).get(naming.LABEL_SERVER_ID)
+        if uuid:
+            state = PowerState.SHUTDOWN if kind == "DELETED" else power_state(vmi)
+            self.tracker.observe(uuid, state, resource_version(vmi))
+
+    def get_available_nodes(self, refresh: bool = False) -> list[str]:
+        return [self.node]
+
+    def _node(self, nodename: str) -> NodeCapacity:
+        found = self.client.get_or_none(k.NODES, nodename) if nodename == self.node else None
+        if found is None:
+            raise errors.PermanentDriverError(f"Node {nodename} is not managed by host {self.host}.")  # fmt: skip
+        return node_capacity(found)
+
+    def get_available_resource(self, nodename: str) -> HostResources:
+        node = self._node(nodename)
+        vmis = self.client.items(k.VMIS, None, f"{NODE_NAME_LABEL}={nodename}")
+        domains = [v.get("spec", {}).get("domain", {}) for v in vmis]
+        major, minor, patch = ([int(p) for p in node.kernel_version.split("-")[0].split(".")[:3] if p.isdigit()] + [0, 0, 0])[:3]  # fmt: skip
+        return HostResources(
+            nodename=nodename,
+            vcpus=node.vcpus,
+            memory_mb=node.memory_mb,
+            local_gb=node.disk_gb,
+            vcpus_used=sum(vm_cpus(d) for d in domains),
+            memory_mb_used=sum(vm_memory_mb(d) for d in domains),
+            local_gb_used=0,  # disks are PVCs in the storage backend, not node-local
+            hypervisor_type="QEMU",
+            hypervisor_version=major * 1_000_000 + minor * 1000 + patch,
+            hypervisor_hostname=nodename,
+            disk_available_least=node.disk_gb,
+            running_vms=len(vmis),
+        )
+
+    def get_inventory(self, nodename: str, policy: InventoryPolicy) -> NodeInventory:
+        res = self.get_available_resource(nodename)
+        inventories = {
+            "VCPU": Inventory(res.vcpus, policy.reserved_host_cpus, max_unit=res.vcpus,
+                              allocation_ratio=policy.cpu_allocation_ratio),
+            "MEMORY_MB": Inventory(res.memory_mb, policy.reserved_host_memory_mb,
+                                   max_unit=res.memory_mb, allocation_ratio=policy.ram_allocation_ratio),
+            "DISK_GB": Inventory(res.local_gb, -(-policy.reserved_host_disk_mb // 1024),
+                                 max_unit=res.local_gb, allocation_ratio=policy.disk_allocation_ratio),
+        }  # fmt: skip
+        return NodeInventory(nodename, inventories, frozenset({"COMPUTE_NODE"}))
+
+    def availability_zone(self, nodename: str) -> str | None:
+        """The node's ``topology.kubernetes.io/zone`` label (Nova availability zone)."""
+        return self._node(nodename).zone
+
+    # --- inventory of guests ---------------------------------------------------------------
+
+    def _host_vms(self) -> list[JsonObj]:
+        selector = f"{LABEL_HOST}={naming.label_value(self.host)}"
+        return [v for v in self.client.items(k.VMS, None, selector) if not v["metadata"].get("deletionTimestamp")]  # fmt: skip
+
+    def list_instances(self) -> list[str]:
+        return [
+            v["metadata"].get("annotations", {}).get(naming.ANNOTATION_INSTANCE_NAME) or v["metadata"]["name"]
+            for v in self._host_vms()
+        ]  # fmt: skip
+
+    def list_instance_uuids(self) -> list[str]:
+        return [v["metadata"]["labels"][naming.LABEL_SERVER_ID] for v in self._host_vms()]
+
+    def get_info(self, instance: InstanceRef, use_cache: bool = True) -> InstanceInfo:
+        self._require_vm(instance)
+        state, vmi = self._state(instance)
+        uid = vmi["metadata"]["uid"] if vmi else None
+        return InstanceInfo(state, internal_id=uid)
+
+    # --- lifecycle -------------------------------------------------------------------------
+
+    def spawn(
+        self,
+        instance: InstanceSpec,
+        *,
+        admin_password: str | None = None,
+        injected_files: Sequence[InjectedFile] = (),
+        power_on: bool = True,
+    ) -> None:
+        built = self._manifests(instance)
+        existing = self._vm(instance.ref)
+        if existing is not None:
+            if existing["metadata"].get("annotations", {}).get(ANNOTATION_SPEC_HASH) != built.vm["metadata"]["annotations"][ANNOTATION_SPEC_HASH]:  # fmt: skip
+                raise errors.InstanceExists(instance.uuid)
+        else:
+            self._create(built)
+        self.tracker.observe(instance.uuid, PowerState.SHUTDOWN, 0, silent=True)
+        if power_on:
+            self._start(instance.ref)
+        else:
+            self._wait(instance.ref, {PowerState.SHUTDOWN}, "defining")
+
+    def _create(self, built: vm_manifests.ServerManifests) -> None:
+        try:
+            self.client.ensure_namespace(built.namespace, {naming.LABEL_MANAGED_BY: naming.MANAGED_BY})  # fmt: skip
+            for dv in built.data_volumes:
+                self.client.ensure(k.DATA_VOLUMES, dv)
+            for secret in built.secrets:
+                self.client.ensure(k.SECRETS, secret)
+            self.client.ensure(k.VMS, built.vm)
+        except KubeError as exc:
+            raise _error(exc) from exc
+
+    def destroy(
+        self,
+        instance: InstanceRef,
+        *,
+        network: Sequence[NetworkInterface] = (),
+        destroy_disks: bool = True,
+    ) -> None:
+        vm = self._vm(instance)
+        if vm is not None and self._is_resize_destination(vm):
+            self._drop_resize_destination(instance, vm)
+            return
+        if vm is not None:
+            self.client.delete(k.VMS, self._name(instance), self._ns(instance), "Foreground")
+            self._wait_for(lambda: self.client.get_or_none(k.VMS, self._name(instance), self._ns(instance)) is None,
+                           f"deleting instance {instance.uuid}")  # fmt: skip
+        self._state(instance)
+        self.cleanup(instance, network=network, destroy_disks=destroy_disks)
+
+    def cleanup(
+        self,
+        instance: InstanceRef,
+        *,
+        network: Sequence[NetworkInterface] = (),
+        destroy_disks: bool = True,
+        destroy_vifs: bool = True,
+    ) -> None:
+        ns, selector = self._ns(instance), naming.server_selector(instance.uuid)
+        kinds = [k.SECRETS, k.DATA_VOLUMES] if destroy_disks else [k.SECRETS]
+        for res in kinds:
+            for obj in self.client.items(res, ns, selector):
+                if res is k.DATA_VOLUMES and naming.ANNOTATION_VOLUME_ID in obj["metadata"].get("annotations", {}):  # fmt: skip
+                    continue  # a volume outlives the server
+                self.client.delete(res, obj["metadata"]["name"], ns)
+
+    def reboot(self, instance: InstanceRef, reboot_type: RebootType) -> None:
+        if reboot_type == RebootType.SOFT:
+            self._guest_state(instance, "reboot", {PowerState.RUNNING})
+            self._call(self.virt_api.soft_reboot, instance)
+            return
+        self._require_vm(instance)
+        state, _vmi = self._state(instance)
+        if state in RUNNING_LIKE:
+            self._call(self.virt_api.reset, instance)
+            if state != PowerState.RUNNING:
+                self._call(self.virt_api.unpause, instance)
+        self._start(instance)
+
+    def power_off(self, instance: InstanceRef, timeout: int = 0, retry_interval: int = 0) -> None:
+        self._require_vm(instance)
+        self._stop(instance, grace_period=timeout)
+
+    def power_on(self, instance: InstanceSpec) -> None:
+        self._require_vm(instance.ref)
+        self._start(instance.ref)
+
+    def _call(self, action: Any, ref: InstanceRef) -> None:
+        try:
+            action(self._ns(ref), self._name(ref))
+        except KubeError as exc:
+            raise _error(exc) from exc
+
+    def pause(self, instance: InstanceRef) -> None:
+        if self._guest_state(instance, "pause", {PowerState.RUNNING, PowerState.PAUSED}) == PowerState.RUNNING:  # fmt: skip
+            self._call(self.virt_api.pause, instance)
+        self._wait(instance, {PowerState.PAUSED}, "pausing")
+
+    def unpause(self, instance: InstanceRef) -> None:
+        if self._guest_state(instance, "unpause", {PowerState.RUNNING, PowerState.PAUSED}) == PowerState.PAUSED:  # fmt: skip
+            self._call(self.virt_api.unpause, instance)
+        self._wait(instance, {PowerState.RUNNING}, "unpausing")
+
+    def suspend(self, instance: InstanceRef) -> None:
+        """No managed save in KubeVirt: pause, marked suspended (memory stays resident)."""
+        state = self._guest_state(instance, "suspend", {PowerState.RUNNING, PowerState.PAUSED, PowerState.SUSPENDED})  # fmt: skip
+        self._mark_suspended(instance, "true")
+        if state == PowerState.RUNNING:
+            self._call(self.virt_api.pause, instance)
+        self._wait(instance, {PowerState.SUSPENDED}, "suspending")
+
+    def resume(self, instance: InstanceSpec) -> None:
+        if self._guest_state(instance.ref, "resume", {PowerState.RUNNING, PowerState.SUSPENDED}) == PowerState.SUSPENDED:  # fmt: skip
+            self._call(self.virt_api.unpause, instance.ref)
+        self._wait(instance.ref, {PowerState.RUNNING}, "resuming")
+        self._mark_suspended(instance.ref, None)
+
+    def _mark_suspended(self, ref: InstanceRef, value: str | None) -> None:
+        patch = {"metadata": {"annotations": {ANNOTATION_SUSPENDED: value}}}
+        with contextlib.suppress(k.NotFoundError):
+            self.client.patch(k.VMIS, self._name(ref), patch, self._ns(ref))
+
+
+def _error(exc: KubeError) -> errors.DriverError:
+    return driver_error(exc)
+
+
+def from_conf(conf: Any, virt_api: VirtApi | None = None) -> KubevirtDriver:
+    """The driver configured by ``[kubevirt]`` (kubeconfig, namespace scheme...)."""
+    client = KubeClient(KubeConfig.load(conf.kubevirt.kubeconfig))
+    return KubevirtDriver(client, settings_from_conf(conf), virt_api or HttpVirtApi(client))
+
+
+__all__ = ["ANNOTATION_RESIZE", "KubevirtDriver", "from_conf"]

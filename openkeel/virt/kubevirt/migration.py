@@ -1,0 +1,257 @@
+"""Resize / cold migration, live migration and snapshots of KubeVirt VirtualMachines.
+
+Mixed into KubevirtDriver. One cluster holds both ends of a migration, so the "source" and
+"destination guest" are the same VirtualMachine object: resize saves the old VM spec in an
+annotation, rewrites the spec for the new flavor and node, and confirm/revert drop or restore
+it. Live migration is a VirtualMachineInstanceMigration (abort = delete it); KubeVirt reports
+phases, not memory counters, so progress is derived from the phase.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import UTC, datetime
+
+from openkeel.domain.states import PowerState, TaskState
+from openkeel.virt import errors
+from openkeel.virt.driver import ProgressCallback, TaskStateCallback
+from openkeel.virt.kubevirt import client as k
+from openkeel.virt.kubevirt.base import LABEL_HOST, KubevirtBase, driver_error
+from openkeel.virt.kubevirt.client import HOSTNAME_LABEL, JsonObj, KubeError
+from openkeel.virt.kubevirt.manifests import naming
+from openkeel.virt.kubevirt.nodes import parse_quantity
+from openkeel.virt.model import (
+    DiskTransfer,
+    FlavorSpec,
+    InstanceRef,
+    InstanceSpec,
+    LifecycleEvent,
+    LifecycleTransition,
+    LiveMigrationProgress,
+    MigrationRef,
+    SnapshotResult,
+    SnapshotTarget,
+)
+
+ANNOTATION_RESIZE = f"{naming.DOMAIN}/resize-source"
+# VMIM phase -> percent done (KubeVirt exposes no memory counters in the VMIM status).
+PHASE_PERCENT = {
+    "": 0, "Pending": 5, "Scheduling": 10, "Scheduled": 20, "PreparingTarget": 30,
+    "TargetReady": 40, "Running": 60, "Succeeded": 100,
+}  # fmt: skip
+
+
+class MigrationMixin(KubevirtBase):
+    """Cold migration/resize, live migration and snapshot operations."""
+
+    _aborted: set[str]
+
+    # --- resize / cold migration -----------------------------------------------------------
+
+    def migrate_disk_and_power_off(
+        self,
+        instance: InstanceSpec,
+        dest_host: str,
+        new_flavor: FlavorSpec,
+        *,
+        timeout: int = 0,
+        retry_interval: int = 0,
+    ) -> DiskTransfer:
+        vm = self._require_vm(instance.ref)
+        if ANNOTATION_RESIZE not in vm["metadata"].get("annotations", {}):
+            saved = {"host": self.host, "spec": vm["spec"], "labels": vm["metadata"]["labels"]}
+            patch = {"metadata": {"annotations": {ANNOTATION_RESIZE: json.dumps(saved)}}}
+            self.client.patch(k.VMS, self._name(instance.ref), patch, self._ns(instance.ref))
+        self._stop(instance.ref, grace_period=timeout)
+        disk = {"namespace": self._ns(instance.ref), "vm": self._name(instance.ref), "source_host": self.host}  # fmt: skip
+        return DiskTransfer(instance.uuid, (disk,))
+
+    def finish_migration(
+        self,
+        migration: MigrationRef,
+        instance: InstanceSpec,
+        disks: DiskTransfer,
+        *,
+        resize_instance: bool,
+        power_on: bool = True,
+    ) -> None:
+        self._require_vm(instance.ref)
+        wanted = self._manifests(instance).vm
+
+        def rewrite(vm: JsonObj) -> None:
+            vm["spec"] = {**wanted["spec"], "runStrategy": vm["spec"].get("runStrategy", "Manual")}
+            vm["metadata"]["labels"].update(wanted["metadata"]["labels"])
+            vm["metadata"]["annotations"].update(wanted["metadata"]["annotations"])
+
+        self._update_vm(instance.ref, rewrite)
+        if power_on:
+            self._start(instance.ref)
+
+    def confirm_migration(self, migration: MigrationRef, instance: InstanceRef) -> None:
+        if self._vm(instance) is not None:
+            self._update_vm(instance, lambda vm: vm["metadata"]["annotations"].pop(ANNOTATION_RESIZE, None))  # fmt: skip
+
+    def finish_revert_migration(
+        self, migration: MigrationRef, instance: InstanceSpec, *, power_on: bool = True
+    ) -> None:
+        vm = self._vm(instance.ref)
+        if vm is None:
+            self.spawn(instance, power_on=power_on)
+            return
+        if ANNOTATION_RESIZE in vm["metadata"].get("annotations", {}):
+            self._stop(instance.ref)
+            self._restore_source(instance.ref, drop=True)
+        if power_on:
+            self._start(instance.ref)
+
+    def _is_resize_destination(self, vm: JsonObj) -> bool:
+        saved = vm["metadata"].get("annotations", {}).get(ANNOTATION_RESIZE)
+        if saved is None:
+            return False
+        return bool(json.loads(saved)["host"] != self.host)
+
+    def _drop_resize_destination(self, ref: InstanceRef, vm: JsonObj) -> None:
+        """destroy() of the destination guest during a revert: the VM goes back to the
+        source (stopped, old spec); the source's finish_revert_migration starts it."""
+        self._stop(ref)
+        self._restore_source(ref, drop=False)
+
+    def _restore_source(self, ref: InstanceRef, *, drop: bool) -> None:
+        def restore(vm: JsonObj) -> None:
+            annotations = vm["metadata"]["annotations"]
+            saved = json.loads(annotations[ANNOTATION_RESIZE])
+            vm["spec"] = saved["spec"]
+            vm["metadata"]["labels"] = saved["labels"]
+            if drop:
+                annotations.pop(ANNOTATION_RESIZE)
+
+        self._update_vm(ref, restore)
+
+    def _update_vm(self, ref: InstanceRef, mutate: k.Mutator) -> JsonObj:
+        try:
+            return self.client.update(k.VMS, self._name(ref), mutate, self._ns(ref))
+        except k.NotFoundError as exc:
+            raise errors.InstanceNotFound(ref.uuid) from exc
+        except KubeError as exc:
+            raise driver_error(exc) from exc
+
+    # --- live migration --------------------------------------------------------------------
+
+    def live_migration(
+        self,
+        instance: InstanceRef,
+        dest_host: str,
+        on_progress: ProgressCallback,
+        *,
+        block_migration: bool = False,
+    ) -> None:
+        self._guest_state(instance, "live migrate", {PowerState.RUNNING, PowerState.PAUSED})
+        ns, name = self._ns(instance), self._name(instance)
+        node = self.node_for_host(dest_host)
+        vmim = self.client.create(k.MIGRATIONS, {
+            "metadata": {"generateName": "kubevirt-migrate-vm-", "namespace": ns,
+                         "labels": {naming.LABEL_SERVER_ID: instance.uuid}},
+            "spec": {"vmiName": name, "addedNodeSelector": {HOSTNAME_LABEL: node}},
+        })  # fmt: skip
+        self._aborted.discard(vmim["metadata"]["name"])
+        self._follow(instance, vmim["metadata"]["name"], on_progress)
+
+        def move(vm: JsonObj) -> None:
+            template = vm["spec"]["template"]["spec"]
+            template.setdefault("nodeSelector", {})[HOSTNAME_LABEL] = node
+            vm["metadata"]["labels"][LABEL_HOST] = naming.label_value(dest_host)
+
+        self._update_vm(instance, move)
+        self.emit_event(LifecycleEvent(instance.uuid, LifecycleTransition.MIGRATION_COMPLETED, _now()))  # fmt: skip
+
+    def _follow(self, ref: InstanceRef, vmim: str, on_progress: ProgressCallback) -> None:
+        ns, last, deadline = self._ns(ref), None, time.monotonic() + self.wait_timeout
+        while True:
+            found = self.client.get_or_none(k.MIGRATIONS, vmim, ns)
+            if found is None or found["metadata"].get("deletionTimestamp"):
+                if vmim in self._aborted:
+                    raise errors.MigrationAborted(ref.uuid)
+                raise errors.PermanentDriverError(f"Migration {vmim} of {ref.uuid} disappeared.")
+            phase = found.get("status", {}).get("phase", "")
+            if phase == "Failed":
+                raise errors.PermanentDriverError(f"Live migration of {ref.uuid} failed.")
+            if phase != last:
+                last = phase
+                percent = PHASE_PERCENT.get(phase, 50)
+                on_progress(LiveMigrationProgress(ref.uuid, 100, 100 - percent))
+            if phase == "Succeeded":
+                return
+            if time.monotonic() > deadline:
+                raise errors.TransientDriverError(f"Live migration of {ref.uuid} timed out.")
+            time.sleep(self.poll_interval)
+
+    def _active_migrations(self, ref: InstanceRef) -> list[JsonObj]:
+        found = self.client.items(k.MIGRATIONS, self._ns(ref), naming.server_selector(ref.uuid))
+        final = {"Succeeded", "Failed"}
+        return [m for m in found if m.get("status", {}).get("phase") not in final
+                and not m["metadata"].get("deletionTimestamp")]  # fmt: skip
+
+    def live_migration_abort(self, instance: InstanceRef) -> None:
+        self._require_vm(instance)
+        active = self._active_migrations(instance)
+        if not active:
+            raise errors.InvalidGuestState(instance.uuid, "abort the migration of", "not migrating")
+        for vmim in active:
+            self._aborted.add(vmim["metadata"]["name"])
+            self.client.delete(k.MIGRATIONS, vmim["metadata"]["name"], self._ns(instance))
+
+    def post_live_migration_at_destination(self, instance: InstanceSpec) -> None:
+        """KubeVirt moved the guest itself; make sure the VM names this host."""
+        self._require_vm(instance.ref)
+        label = naming.label_value(self.host)
+        self._update_vm(instance.ref, lambda vm: vm["metadata"]["labels"].__setitem__(LABEL_HOST, label))  # fmt: skip
+
+    # --- snapshot --------------------------------------------------------------------------
+
+    def snapshot(
+        self, instance: InstanceRef, target: SnapshotTarget, update_task_state: TaskStateCallback
+    ) -> SnapshotResult:
+        vm = self._require_vm(instance)
+        ns, name = self._ns(instance), naming.dns_label(f"snapshot-{target.image_id}")
+        update_task_state(TaskState.IMAGE_PENDING_UPLOAD, None)
+        self.client.ensure(k.VM_SNAPSHOTS, {
+            "metadata": {"name": name, "namespace": ns, "labels": {naming.LABEL_SERVER_ID: instance.uuid}},
+            "spec": {"source": {"apiGroup": "kubevirt.io", "kind": "VirtualMachine", "name": self._name(instance)}},
+        })  # fmt: skip
+
+        def ready() -> bool:
+            status = self.client.get(k.VM_SNAPSHOTS, name, ns).get("status", {})
+            if status.get("phase") == "Failed":
+                raise errors.PermanentDriverError(f"Snapshot {name} of {instance.uuid} failed.")
+            return bool(status.get("readyToUse"))
+
+        self._wait_for(ready, f"snapshotting instance {instance.uuid}")
+        update_task_state(TaskState.IMAGE_UPLOADING, TaskState.IMAGE_PENDING_UPLOAD)
+        self._export_root(instance, target, ns)
+        return SnapshotResult(target.image_id, root_size_bytes(vm), target.disk_format)
+
+    def _export_root(self, ref: InstanceRef, target: SnapshotTarget, ns: str) -> None:
+        """Clone the root disk into the images namespace as the image's DataVolume."""
+        images_ns = self.settings.images_namespace
+        self.client.ensure_namespace(images_ns)
+        self.client.ensure(k.DATA_VOLUMES, {
+            "metadata": {"name": naming.image_data_source_name(target.image_id), "namespace": images_ns,
+                         "labels": {naming.LABEL_MANAGED_BY: naming.MANAGED_BY},
+                         "annotations": {naming.ANNOTATION_IMAGE_ID: target.image_id}},
+            "spec": {"source": {"pvc": {"namespace": ns, "name": naming.root_data_volume_name(ref.uuid)}},
+                     "storage": {}},
+        })  # fmt: skip
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def root_size_bytes(vm: JsonObj) -> int:
+    """Requested size of the root DataVolume template (0 when CDI sizes it)."""
+    for template in vm["spec"].get("dataVolumeTemplates", []) or []:
+        if template["metadata"]["name"].endswith("-root"):
+            request = template["spec"].get("storage", {}).get("resources", {}).get("requests", {})
+            return int(parse_quantity(request.get("storage", "0")))
+    return 0
