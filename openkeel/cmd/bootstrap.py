@@ -28,7 +28,7 @@ def bootstrap_embedded(conf: cfg.ConfigOpts) -> tuple[sa.Engine, dict[str, sa.En
     api_db = make_engine(conf.api_database.connection)
     migrate.upgrade(api_db, "api")
     cell_dbs = _setup_cells(conf, api_db)
-    _seed_flavors(api_db)
+    seed_standard_flavors(api_db)
     if not (conf.glance.endpoint_override or conf.glance.api_servers):
         # No Glance: the embedded image catalog, with a default image on first start.
         EmbeddedImageCatalog(api_db).install(seed_default=True)
@@ -53,7 +53,8 @@ def _setup_cells(conf: cfg.ConfigOpts, api_db: sa.Engine) -> dict[str, sa.Engine
     return engines
 
 
-def _seed_flavors(api_db: sa.Engine) -> None:
+def seed_standard_flavors(api_db: sa.Engine) -> None:
+    """Create m1.tiny .. m1.xlarge (ids 1-5) when there are no flavors at all."""
     flavors = api_schema.flavors
     with api_db.begin() as conn:
         if conn.execute(sa.select(sa.func.count()).select_from(flavors)).scalar_one():

@@ -209,7 +209,13 @@ class HostSelector:
             in_tree=in_tree,
             limit=self.settings.max_placement_results if limited else None,
         )
-        answer = self._placement.get_allocation_candidates(query)
+        try:
+            answer = self._placement.get_allocation_candidates(query)
+        except placement_errors.PlacementBadRequest as exc:
+            # e.g. a required trait Placement has never heard of: nothing can match (Nova
+            # treats the 400 as "no candidates").
+            LOG.info("Placement refused the candidates query: %s", exc)
+            raise NoValidHost("") from exc
         if not answer.allocation_requests:
             LOG.info("Got no allocation candidates from the Placement API.")
             raise NoValidHost("")
