@@ -34,6 +34,7 @@ def test_boot_with_network_gets_an_address(cloud: Cloud) -> None:
     server = cloud.wait(created["id"])
     assert server["status"] == "ACTIVE"
     ((label, addresses),) = server["addresses"].items()
+    assert label == "private"
     assert addresses[0]["version"] == 4 and addresses[0]["addr"].startswith("10.")
 
 
