@@ -26,13 +26,25 @@ def _fake_limited(host: str) -> ComputeDriver:
     return driver
 
 
+def _kubevirt(host: str) -> ComputeDriver:
+    """KubevirtDriver on the real kube-apiserver with the test-side KubeVirt simulator;
+    skipped (failed under CI) when the server is not answering."""
+    from tests.virt.kubevirt import kube_env
+
+    kube = kube_env.session()
+    return kube.driver(host, _NODE_PREFIX.setdefault("current", kube.node_prefix()))
+
+
+_NODE_PREFIX: dict[str, str] = {}  # per test: hosts of one test share fresh, empty nodes
+
 # name -> factory(host) returning an initialised driver for that compute host.
-DRIVERS: dict[str, DriverFactory] = {"fake": _fake, "fake-limited": _fake_limited}
+DRIVERS: dict[str, DriverFactory] = {"fake": _fake, "fake-limited": _fake_limited, "kubevirt": _kubevirt}  # fmt: skip
 
 
 @pytest.fixture(params=sorted(DRIVERS))
 def make_driver(request: pytest.FixtureRequest) -> DriverFactory:
     factory: DriverFactory = DRIVERS[request.param]
+    _NODE_PREFIX.clear()
     return factory
 
 

@@ -1,0 +1,360 @@
+"""A test-side stand-in for KubeVirt's controllers and virt-api, over a real kube-apiserver.
+
+A bare API server stores and validates KubeVirt objects but nothing reconciles them, and it has
+no garbage collector. :class:`Simulator` watches VMs, VMIs, migrations and snapshots (only in
+namespaces starting with its prefix, so concurrent test sessions do not fight) and does what
+virt-controller/virt-handler would: VMIs from VM start/stop requests, VMI phases one step per
+event, migrations (moving ``status.nodeName``), snapshots, owner-reference cascades and the
+removal of the ``foregroundDeletion`` finalizer. :class:`StandInVirtApi` implements the driver's
+VirtApi with virt-api's documented rules (v1.9 lifecycle.go).
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+from collections.abc import Callable
+
+from openkeel.virt.kubevirt import client as k
+from openkeel.virt.kubevirt.client import JsonObj, KubeClient
+from openkeel.virt.kubevirt.watch import Watcher
+
+VMI_PHASES = ["", "Pending", "Scheduling", "Scheduled", "Running"]
+VMIM_PHASES = ["", "Pending", "Scheduling", "Scheduled", "PreparingTarget", "TargetReady", "Running"]  # fmt: skip
+NODE_LABEL = "kubevirt.io/nodeName"
+DEFAULT_NODE = "sim-node"
+
+
+def conflict(message: str) -> k.ConflictError:
+    return k.ConflictError(409, "Conflict", message)
+
+
+def _owned_by(obj: JsonObj, uid: str) -> bool:
+    return any(o.get("uid") == uid for o in obj["metadata"].get("ownerReferences", []) or [])
+
+
+def _owner(vm: JsonObj) -> JsonObj:
+    meta = vm["metadata"]
+    return {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "name": meta["name"],
+            "uid": meta["uid"], "controller": True, "blockOwnerDeletion": True}  # fmt: skip
+
+
+class StandInVirtApi:
+    """virt-api subresources as VM/VMI object edits (what virt-api + virt-handler do)."""
+
+    def __init__(self, client: KubeClient) -> None:
+        self.client = client
+        self.calls: list[tuple[str, str]] = []
+        self.console: dict[str, str] = {}
+
+    def _vmi(self, ns: str, name: str) -> JsonObj | None:
+        vmi = self.client.get_or_none(k.VMIS, name, ns)
+        return None if vmi is None or vmi["metadata"].get("deletionTimestamp") else vmi
+
+    def _request(self, ns: str, vm: str, request: JsonObj) -> None:
+        def add(obj: JsonObj) -> None:
+            status = obj.setdefault("status", {})
+            status["stateChangeRequests"] = [*status.get("stateChangeRequests", []), request]
+
+        self.client.update(k.VMS, vm, add, ns, sub="status")
+
+    def start(self, namespace: str, vm: str) -> None:
+        self.calls.append(("start", vm))
+        obj = self.client.get(k.VMS, vm, namespace)
+        strategy = obj["spec"].get("runStrategy", "Halted")
+        if strategy in ("Always", "Once"):
+            raise conflict(f"{strategy} does not support manual start requests")
+        if strategy == "Halted":
+            self.client.patch(k.VMS, vm, {"spec": {"runStrategy": "Always"}}, namespace)
+            return
+        if self._vmi(namespace, vm) is not None:
+            raise conflict("VM is already running")
+        self._request(namespace, vm, {"action": "Start"})
+
+    def stop(self, namespace: str, vm: str, grace_period: int | None = None) -> None:
+        self.calls.append(("stop", vm))
+        obj = self.client.get(k.VMS, vm, namespace)
+        strategy = obj["spec"].get("runStrategy", "Halted")
+        if strategy in ("Always", "Once"):
+            self.client.patch(k.VMS, vm, {"spec": {"runStrategy": "Halted"}}, namespace)
+            return
+        vmi = self._vmi(namespace, vm)
+        if strategy == "Halted" or vmi is None:
+            raise conflict("VM is not running")
+        self._request(namespace, vm, {"action": "Stop", "uid": vmi["metadata"]["uid"]})
+
+    def _set_paused(self, namespace: str, name: str, paused: bool) -> None:
+        vmi = self._vmi(namespace, name)
+        if vmi is None or vmi.get("status", {}).get("phase") != "Running":
+            raise conflict("VMI is not running")
+
+        def edit(obj: JsonObj) -> None:
+            conds = [c for c in obj["status"].get("conditions", []) if c["type"] != "Paused"]
+            if paused:
+                conds.append({"type": "Paused", "status": "True", "reason": "PausedByUser"})
+            obj["status"]["conditions"] = conds
+
+        is_paused = any(c["type"] == "Paused" for c in vmi["status"].get("conditions", []))
+        if is_paused == paused:
+            raise conflict("VMI is already paused" if paused else "VMI is not paused")
+        self.client.update(k.VMIS, name, edit, namespace)
+
+    def pause(self, namespace: str, vmi: str) -> None:
+        self.calls.append(("pause", vmi))
+        self._set_paused(namespace, vmi, True)
+
+    def unpause(self, namespace: str, vmi: str) -> None:
+        self.calls.append(("unpause", vmi))
+        self._set_paused(namespace, vmi, False)
+
+    def soft_reboot(self, namespace: str, vmi: str) -> None:
+        self.calls.append(("softreboot", vmi))
+        if self._vmi(namespace, vmi) is None:
+            raise conflict("VMI is not running")
+
+    def reset(self, namespace: str, vmi: str) -> None:
+        self.calls.append(("reset", vmi))
+        if self._vmi(namespace, vmi) is None:
+            raise conflict("VMI is not running")
+
+    def add_volume(self, namespace: str, vm: str, options: JsonObj) -> None:
+        self.calls.append(("addvolume", vm))
+        volume = {"name": options["name"], **options["volumeSource"]}
+
+        def add(obj: JsonObj) -> None:
+            tmpl = obj["spec"]["template"]["spec"]
+            if any(v["name"] == volume["name"] for v in tmpl.get("volumes", [])):
+                raise conflict(f"Unable to add volume [{volume['name']}] because it already exists")  # fmt: skip
+            tmpl.setdefault("volumes", []).append(volume)
+            tmpl["domain"]["devices"].setdefault("disks", []).append(options["disk"])
+
+        self.client.update(k.VMS, vm, add, namespace)
+
+    def remove_volume(self, namespace: str, vm: str, volume: str) -> None:
+        self.calls.append(("removevolume", vm))
+
+        def remove(obj: JsonObj) -> None:
+            tmpl = obj["spec"]["template"]["spec"]
+            if not any(v["name"] == volume for v in tmpl.get("volumes", [])):
+                raise conflict(f"Unable to remove volume [{volume}] because it does not exist")
+            tmpl["volumes"] = [v for v in tmpl["volumes"] if v["name"] != volume]
+            disks = tmpl["domain"]["devices"].get("disks", [])
+            tmpl["domain"]["devices"]["disks"] = [d for d in disks if d["name"] != volume]
+
+        self.client.update(k.VMS, vm, remove, namespace)
+
+    def console_log(self, namespace: str, vmi: str) -> str:
+        return self.console.get(vmi, f"[    0.000000] Linux version 6.1 ({vmi})\n")
+
+
+class Simulator:
+    """virt-controller + virt-handler + CDI + the garbage collector, for one namespace prefix."""
+
+    def __init__(self, client: KubeClient, namespace_prefix: str) -> None:
+        self.client = client
+        self.prefix = namespace_prefix
+        self.errors: list[str] = []
+        self._lock = threading.Lock()
+        self.watchers = [
+            Watcher(client, res, self._guard(handler))
+            for res, handler in (
+                (k.VMS, self.on_vm), (k.VMIS, self.on_vmi),
+                (k.MIGRATIONS, self.on_migration), (k.VM_SNAPSHOTS, self.on_snapshot),
+            )
+        ]  # fmt: skip
+
+    def start(self) -> Simulator:
+        for watcher in self.watchers:
+            watcher.start()
+        for watcher in self.watchers:
+            watcher.synced.wait(10)
+        return self
+
+    def stop(self) -> None:
+        for watcher in self.watchers:
+            watcher.stop(0.1)
+
+    def _guard(self, handler: Callable[[str, JsonObj], None]) -> Callable[[str, JsonObj], None]:
+        def run(kind: str, obj: JsonObj) -> None:
+            if not obj.get("metadata", {}).get("namespace", "").startswith(self.prefix):
+                return
+            try:
+                handler(kind, obj)
+            except k.NotFoundError:
+                pass  # deleted meanwhile: the next event says so
+            except k.KubeError as exc:
+                self.errors.append(f"{kind} {obj['metadata']['name']}: {exc}")
+
+        return run
+
+    # --- VirtualMachines -------------------------------------------------------------------
+
+    def on_vm(self, kind: str, vm: JsonObj) -> None:
+        meta = vm["metadata"]
+        if kind == "DELETED":
+            self._cascade(meta["namespace"], meta["uid"])
+            return
+        if meta.get("deletionTimestamp"):
+            self._cascade(meta["namespace"], meta["uid"])
+            if "foregroundDeletion" in (meta.get("finalizers") or []):
+                self._drop_finalizer(vm)
+            return
+        current = self.client.get_or_none(k.VMS, meta["name"], meta["namespace"])
+        if current is not None and not current["metadata"].get("deletionTimestamp"):
+            self._ensure_data_volumes(current)
+            self._apply_run_strategy(current)
+
+    def _cascade(self, ns: str, uid: str) -> None:
+        for res in (k.VMIS, k.DATA_VOLUMES):
+            for obj in self.client.items(res, ns):
+                if _owned_by(obj, uid):
+                    self.client.delete(res, obj["metadata"]["name"], ns)
+
+    def _drop_finalizer(self, vm: JsonObj) -> None:
+        def drop(obj: JsonObj) -> None:
+            obj["metadata"]["finalizers"] = [
+                f for f in obj["metadata"].get("finalizers", []) if f != "foregroundDeletion"
+            ]
+
+        self.client.update(k.VMS, vm["metadata"]["name"], drop, vm["metadata"]["namespace"])
+
+    def _ensure_data_volumes(self, vm: JsonObj) -> None:
+        ns = vm["metadata"]["namespace"]
+        for template in vm["spec"].get("dataVolumeTemplates", []) or []:
+            name = template["metadata"]["name"]
+            if self.client.get_or_none(k.DATA_VOLUMES, name, ns) is not None:
+                continue
+            body = copy.deepcopy(template)
+            body["metadata"] = {
+                **body["metadata"],
+                "namespace": ns,
+                "ownerReferences": [_owner(vm)],
+            }
+            self.client.ensure(k.DATA_VOLUMES, body)
+            status = {"status": {"phase": "Succeeded", "progress": "100.0%"}}
+            self.client.patch(k.DATA_VOLUMES, name, status, ns, sub="status")
+
+    def _apply_run_strategy(self, vm: JsonObj) -> None:
+        meta, strategy = vm["metadata"], vm["spec"].get("runStrategy", "Halted")
+        ns, name = meta["namespace"], meta["name"]
+        vmi = self.client.get_or_none(k.VMIS, name, ns)
+        requests = self._take_requests(ns, name)
+        for request in requests:
+            if request["action"] == "Stop" and vmi is not None:
+                self.client.delete(k.VMIS, name, ns)
+                vmi = None
+            elif request["action"] == "Start" and vmi is None:
+                vmi = self._create_vmi(vm)
+        if strategy in ("Always", "RerunOnFailure") and vmi is None:
+            vmi = self._create_vmi(vm)
+        if strategy == "Halted" and vmi is not None:
+            self.client.delete(k.VMIS, name, ns)
+            vmi = None
+        self._vm_status(ns, name, vmi)
+
+    def _take_requests(self, ns: str, name: str) -> list[JsonObj]:
+        """Remove the pending start/stop requests (conflict-checked) and return them."""
+        taken: list[JsonObj] = []
+
+        def take(obj: JsonObj) -> bool | None:
+            taken[:] = obj.get("status", {}).get("stateChangeRequests", []) or []
+            if not taken:
+                return False
+            obj["status"].pop("stateChangeRequests")
+            return None
+
+        self.client.update(k.VMS, name, take, ns, sub="status")
+        return taken
+
+    def _create_vmi(self, vm: JsonObj) -> JsonObj:
+        meta, template = vm["metadata"], vm["spec"]["template"]
+        body = {
+            "metadata": {"name": meta["name"], "namespace": meta["namespace"],
+                         "labels": dict(template.get("metadata", {}).get("labels", {})),
+                         "ownerReferences": [_owner(vm)]},
+            "spec": copy.deepcopy(template["spec"]),
+        }  # fmt: skip
+        return self.client.create(k.VMIS, body)
+
+    def _vm_status(self, ns: str, name: str, vmi: JsonObj | None) -> None:
+        phase = (vmi or {}).get("status", {}).get("phase", "")
+        paused = any(c["type"] == "Paused" for c in (vmi or {}).get("status", {}).get("conditions", []))  # fmt: skip
+        printable = "Stopped" if vmi is None else "Paused" if paused else "Running" if phase == "Running" else "Starting"  # fmt: skip
+        status = {"printableStatus": printable, "ready": phase == "Running", "created": vmi is not None}  # fmt: skip
+
+        def write(obj: JsonObj) -> bool | None:
+            current = obj.setdefault("status", {})
+            if all(current.get(key) == value for key, value in status.items()):
+                return False
+            current.update(status)
+            return None
+
+        if self.client.get_or_none(k.VMS, name, ns) is not None:
+            self.client.update(k.VMS, name, write, ns, sub="status")
+
+    # --- VirtualMachineInstances -----------------------------------------------------------
+
+    def on_vmi(self, kind: str, vmi: JsonObj) -> None:
+        meta = vmi["metadata"]
+        if kind == "DELETED" or meta.get("deletionTimestamp"):
+            self._vm_status(meta["namespace"], meta["name"], None)
+            return
+        phase = vmi.get("status", {}).get("phase", "")
+        if phase in VMI_PHASES[:-1]:
+            self._step_vmi(vmi, VMI_PHASES[VMI_PHASES.index(phase) + 1])
+        else:
+            self._vm_status(meta["namespace"], meta["name"], vmi)
+
+    def _step_vmi(self, vmi: JsonObj, phase: str) -> None:
+        node = vmi["spec"].get("nodeSelector", {}).get(k.HOSTNAME_LABEL, DEFAULT_NODE)
+
+        def step(obj: JsonObj) -> bool | None:
+            status = obj.setdefault("status", {})
+            if status.get("phase", "") != vmi.get("status", {}).get("phase", ""):
+                return False  # someone else moved it on
+            status["phase"] = phase
+            if phase == "Scheduled":
+                status["nodeName"] = node
+                obj["metadata"].setdefault("labels", {})[NODE_LABEL] = node
+            if phase == "Running":
+                status["conditions"] = [{"type": "Ready", "status": "True"}]
+            return None
+
+        self.client.update(k.VMIS, vmi["metadata"]["name"], step, vmi["metadata"]["namespace"])
+
+    # --- migrations and snapshots ----------------------------------------------------------
+
+    def on_migration(self, kind: str, vmim: JsonObj) -> None:
+        if kind == "DELETED" or vmim["metadata"].get("deletionTimestamp"):
+            return
+        meta = vmim["metadata"]
+        current = self.client.get_or_none(k.MIGRATIONS, meta["name"], meta["namespace"])
+        if current is None or current["metadata"].get("deletionTimestamp"):
+            return
+        phase = current.get("status", {}).get("phase", "")
+        if phase not in VMIM_PHASES:
+            return
+        if phase != "Running":
+            following = VMIM_PHASES[VMIM_PHASES.index(phase) + 1]
+            self.client.patch(k.MIGRATIONS, meta["name"], {"status": {"phase": following}}, meta["namespace"], sub="status")  # fmt: skip
+            return
+        if self.client.get_or_none(k.MIGRATIONS, meta["name"], meta["namespace"]) is None:
+            return  # aborted
+        target = vmim["spec"].get("addedNodeSelector", {}).get(k.HOSTNAME_LABEL, DEFAULT_NODE)
+
+        def move(obj: JsonObj) -> None:
+            source = obj["status"].get("nodeName")
+            obj["status"]["nodeName"] = target
+            obj["status"]["migrationState"] = {"completed": True, "sourceNode": source, "targetNode": target}  # fmt: skip
+            obj["metadata"]["labels"][NODE_LABEL] = target
+
+        self.client.update(k.VMIS, vmim["spec"]["vmiName"], move, meta["namespace"])
+        self.client.patch(k.MIGRATIONS, meta["name"], {"status": {"phase": "Succeeded"}}, meta["namespace"], sub="status")  # fmt: skip
+
+    def on_snapshot(self, kind: str, snap: JsonObj) -> None:
+        meta = snap["metadata"]
+        if kind == "DELETED" or snap.get("status", {}).get("readyToUse"):
+            return
+        status = {"phase": "Succeeded", "readyToUse": True,
+                  "virtualMachineSnapshotContentName": f"vmsnapshot-content-{meta['uid']}"}  # fmt: skip
+        self.client.patch(k.VM_SNAPSHOTS, meta["name"], {"status": status}, meta["namespace"], sub="status")  # fmt: skip
