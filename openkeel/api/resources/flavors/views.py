@@ -13,49 +13,69 @@ from openkeel.api.request import ApiRequest
 from openkeel.domain.flavors import Flavor
 
 
-def _links(req: ApiRequest, flavor: Flavor) -> list[dict[str, str]]:
-    return [
-        {"rel": "self", "href": req.self_link("flavors", flavor.flavorid)},
-        {"rel": "bookmark", "href": req.bookmark_link("flavors", flavor.flavorid)},
-    ]
+class _Style:
+    """What every flavor body of one response shares: the version-dependent field set and
+    the link prefixes (computed once per response, not per flavor)."""
+
+    __slots__ = ("bookmark_prefix", "description", "legacy", "modern_swap", "self_prefix")
+
+    def __init__(self, req: ApiRequest) -> None:
+        self.self_prefix = req.self_link("flavors", "")
+        self.bookmark_prefix = req.bookmark_link("flavors", "")
+        self.description = req.at_least("2.55")
+        # Before 2.75 Nova renders a zero swap (and a missing rxtx_factor) as "".
+        self.modern_swap = req.at_least("2.75")
+        # 2.102 drops the disabled flag and rxtx_factor.
+        self.legacy = not req.at_least("2.102")
+
+    def links(self, flavorid: str) -> list[dict[str, str]]:
+        return [
+            {"rel": "self", "href": self.self_prefix + flavorid},
+            {"rel": "bookmark", "href": self.bookmark_prefix + flavorid},
+        ]
+
+    def brief(self, flavor: Flavor) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "id": flavor.flavorid,
+            "name": flavor.name,
+            "links": self.links(flavor.flavorid),
+        }
+        if self.description:
+            body["description"] = flavor.description
+        return body
+
+    def detail(self, flavor: Flavor, with_specs: bool) -> dict[str, Any]:
+        swap = flavor.swap
+        body: dict[str, Any] = {
+            "id": flavor.flavorid,
+            "name": flavor.name,
+            "ram": flavor.memory_mb,
+            "disk": flavor.root_gb,
+            "swap": swap if self.modern_swap else (swap or ""),
+            "OS-FLV-EXT-DATA:ephemeral": flavor.ephemeral_gb,
+        }
+        if self.legacy:
+            body["OS-FLV-DISABLED:disabled"] = flavor.disabled
+        body["vcpus"] = flavor.vcpus
+        body["os-flavor-access:is_public"] = flavor.is_public
+        if self.legacy:
+            body["rxtx_factor"] = flavor.rxtx_factor or ""
+        body["links"] = self.links(flavor.flavorid)
+        if self.description:
+            body["description"] = flavor.description
+        if with_specs:
+            body["extra_specs"] = dict(flavor.extra_specs)
+        return body
 
 
 def brief(req: ApiRequest, flavor: Flavor) -> dict[str, Any]:
     """One entry of ``GET /flavors``."""
-    body: dict[str, Any] = {
-        "id": flavor.flavorid,
-        "name": flavor.name,
-        "links": _links(req, flavor),
-    }
-    if req.at_least("2.55"):
-        body["description"] = flavor.description
-    return body
+    return _Style(req).brief(flavor)
 
 
 def detail(req: ApiRequest, flavor: Flavor, with_specs: bool) -> dict[str, Any]:
     """The full flavor (show, create, update and the entries of ``/flavors/detail``)."""
-    # Before 2.75 Nova renders a zero swap (and a missing rxtx_factor) as "".
-    modern_swap = req.at_least("2.75")
-    body: dict[str, Any] = {
-        "id": flavor.flavorid,
-        "name": flavor.name,
-        "ram": flavor.memory_mb,
-        "disk": flavor.root_gb,
-        "swap": flavor.swap if modern_swap else (flavor.swap or ""),
-        "OS-FLV-EXT-DATA:ephemeral": flavor.ephemeral_gb,
-        "OS-FLV-DISABLED:disabled": flavor.disabled,
-        "vcpus": flavor.vcpus,
-        "os-flavor-access:is_public": flavor.is_public,
-        "rxtx_factor": flavor.rxtx_factor or "",
-        "links": _links(req, flavor),
-    }
-    if req.at_least("2.55"):
-        body["description"] = flavor.description
-    if with_specs:
-        body["extra_specs"] = dict(flavor.extra_specs)
-    if req.at_least("2.102"):
-        del body["OS-FLV-DISABLED:disabled"], body["rxtx_factor"]
-    return body
+    return _Style(req).detail(flavor, with_specs)
 
 
 def one(req: ApiRequest, flavor: Flavor, with_specs: bool) -> dict[str, Any]:
@@ -68,11 +88,12 @@ def collection(
 ) -> dict[str, Any]:
     """``GET /flavors`` (``with_specs`` None) or ``GET /flavors/detail``, with the next link
     when the page is full."""
+    style = _Style(req)
     if with_specs is None:
-        items = [brief(req, f) for f in flavors]
+        items = [style.brief(f) for f in flavors]
         path = "flavors"
     else:
-        items = [detail(req, f, with_specs) for f in flavors]
+        items = [style.detail(f, with_specs) for f in flavors]
         path = "flavors/detail"
     body: dict[str, Any] = {"flavors": items}
     limit = req.query_value("limit")
