@@ -17,5 +17,8 @@ if [ -n "${CI:-}" ] || [ -n "${OPENKEEL_START_KEYSTONE:-}" ]; then
     echo "== services"; bash scripts/ensure-services.sh
     echo "== keystone"; bash scripts/start-keystone.sh
 fi
+if [ -n "${CI:-}" ] || [ -n "${OPENKEEL_START_KUBE:-}" ]; then
+    echo "== kube-apiserver"; bash scripts/start-kube-apiserver.sh
+fi
 echo "== pytest"
 python -m pytest -q "$@"
