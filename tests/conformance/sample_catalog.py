@@ -516,4 +516,21 @@ def _server_cases() -> list[Case]:
                 Case(sample, "GET", path + query, setup=create, free=_BUILD_DEPENDENT,
                      token="admin:admin" if admin else "demo:admin")
             )  # fmt: skip
+    return cases + _multiple_create_cases()
+
+
+def _multiple_create_cases() -> list[Case]:
+    cases: list[Case] = []
+    for name in ("multiple-create-post", "multiple-create-no-resv-post"):
+        payload = load(f"os-multiple-create/{name}-req.json")
+        payload["server"]["imageRef"] = _IMAGE.rsplit("/", 1)[-1]
+        cases.append(
+            Case(f"os-multiple-create/{name}-resp.json", "POST", "/v2.1/servers",
+                 payload=payload, setup=seed_flavor("1"))
+        )  # fmt: skip
+    create = (*seed_flavor("1"), Step("POST", "/v2.1/servers", _server_payload("")))
+    cases.append(
+        Case("servers-sort/server-sort-keys-list-resp.json", "GET",
+             "/v2.1/servers?sort_key=display_name&sort_dir=asc", setup=create)
+    )  # fmt: skip
     return cases

@@ -5,6 +5,7 @@ Used by ``views_server.py`` and ``views_list.py``; each function renders one fie
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
@@ -32,8 +33,10 @@ def links(req: ApiRequest, server_id: str) -> list[dict[str, str]]:
     ]
 
 
+@functools.lru_cache(maxsize=4096)
 def host_id(host: str | None, project_id: str | None) -> str:
-    """The obfuscated host id: sha224 of project + host, "" without a host."""
+    """The obfuscated host id: sha224 of project + host, "" without a host (cached: a page
+    of servers shares few hosts)."""
     if not host:
         return ""
     return hashlib.sha224((str(project_id) + host).encode("utf-8")).hexdigest()

@@ -57,6 +57,8 @@ class RecordGatherer:
         self._services = services
         self._cells: Mapping[str, sa.Engine] = services.cell_dbs or {}
         self._conf = services.conf
+        self._default_zone: str | None = services.conf.default_availability_zone
+        self._down_time = int(services.conf.service_down_time)
 
     def gather(self, located: Sequence[Located], wanted: Wanted) -> list[ServerRecord]:
         """One record per located instance, in the same order."""
@@ -118,7 +120,7 @@ class RecordGatherer:
         if not inst.host:
             return inst.availability_zone
         found = sorted(zones.get(inst.host, ()))
-        return found[0] if found else self._conf.default_availability_zone
+        return found[0] if found else self._default_zone
 
     def _host_status(
         self, inst: Instance, services: Mapping[str, Any], unknown_only: bool | None
@@ -143,7 +145,7 @@ class RecordGatherer:
         if heartbeat is None:
             return False
         elapsed = abs((_now() - heartbeat).total_seconds())
-        return bool(elapsed <= int(self._conf.service_down_time))
+        return bool(elapsed <= self._down_time)
 
 
 def minimal(record: ServerRecord) -> ServerRecord:
