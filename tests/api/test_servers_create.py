@@ -168,15 +168,15 @@ def test_quota_cores_message(ready: ApiClient, services: ApiServices) -> None:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="QuotaEngine counts instances in cell DBs only, not build requests (reported)",
-)
 def test_quota_counts_unscheduled_builds(ready: ApiClient) -> None:
     body = {"quota_set": {"instances": 1}}
     assert ready.put("/v2.1/os-quota-sets/demo", json=body, token=ADMIN).status_code == 200
     create(ready)
-    assert _post(ready, {}).status_code == 403
+    _error(
+        _post(ready, {}),
+        403,
+        "Quota exceeded for instances: Requested 1, but already used 1 of 1 instances",
+    )
 
 
 def test_metadata_quota(ready: ApiClient) -> None:
