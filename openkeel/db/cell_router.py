@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 import sqlalchemy as sa
 
 from openkeel.db.cells import CELL0_UUID
-from openkeel.db.repositories import host_mappings, instance_mappings
+from openkeel.db.repositories import host_mappings, instance_mappings, instance_rows
 from openkeel.db.repositories import instance_list as listing
 from openkeel.db.repositories import instances as instance_repo
 from openkeel.db.softdelete import ReadDeleted
@@ -165,6 +165,7 @@ class CellRouter:
         limit: int | None = None,
         marker: str | None = None,
         cells: Iterable[str] | None = None,
+        relations: frozenset[str] = instance_rows.RELATIONS,
     ) -> InstancePage:
         """One page over all cells, merged in sort order, with Nova's limit/marker."""
         keys, dirs = listing.normalize_sort(sort_keys, sort_dirs)
@@ -182,6 +183,7 @@ class CellRouter:
                 sort_dirs=dirs,
                 limit=limit,
                 marker_values=marker_values,
+                relations=relations,
             )
 
         results = self.scatter(page, cells)

@@ -391,6 +391,18 @@ def test_page_of_100_uses_a_fixed_number_of_statements(engine: sa.Engine) -> Non
     assert all(inst.tags == (f"t{inst.display_name[3:]}",) for inst in page)  # type: ignore[index]
     selects = [s for s in statements if s.lstrip().upper().startswith("SELECT")]
     assert len(selects) == 6, selects
+    statements.clear()
+    sa.event.listen(engine, "before_cursor_execute", count)
+    try:
+        with engine.connect() as conn:
+            light = listing.list_instances(
+                conn, listing.InstanceFilters(), limit=100, relations=frozenset({"metadata"})
+            )
+    finally:
+        sa.event.remove(engine, "before_cursor_execute", count)
+    assert len([s for s in statements if s.lstrip().upper().startswith("SELECT")]) == 2
+    assert light[0].tags == () and dict(light[0].system_metadata) == {}
+    assert dict(light[0].metadata) == dict(page[0].metadata)
 
 
 def test_count_usage_excludes_deleted_hidden_and_soft_deleted(engine: sa.Engine) -> None:

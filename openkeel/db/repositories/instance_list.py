@@ -287,8 +287,9 @@ def list_instances(
     sort_dirs: Sequence[str] | None = None,
     limit: int | None = None,
     marker_values: Sequence[Any] | None = None,
+    relations: frozenset[str] = rows.RELATIONS,
 ) -> list[Instance]:
-    """One page of instances (with relations) of this cell DB.
+    """One page of instances (with ``relations``, see ``instance_rows.RELATIONS``) of this cell.
 
     ``marker_values`` are the marker's ``sort_values`` for the normalized keys (the caller
     finds the marker, possibly in another cell). A fixed number of statements per page.
@@ -306,4 +307,4 @@ def list_instances(
     found = conn.execute(query).mappings().all()
     if by_ip:
         found = [row for row in found if _matches_ip(row, filters)][:limit]
-    return rows.build_instances(conn, found)
+    return rows.build_instances(conn, found, relations)

@@ -253,17 +253,25 @@ def fault_from_row(row: Any) -> InstanceFault:
     )
 
 
-def build_instances(conn: sa.Connection, found: Sequence[sa.RowMapping]) -> list[Instance]:
-    """``base_select()`` rows → instances with metadata, system metadata, tags, security
-    groups and latest fault (five more statements, whatever the number of rows)."""
+RELATIONS = frozenset({"metadata", "system_metadata", "tags", "security_groups", "fault"})
+"""Batch-loaded relations; a caller may skip some (a list view may not need system metadata)."""
+
+
+def build_instances(
+    conn: sa.Connection, found: Sequence[sa.RowMapping], relations: frozenset[str] = RELATIONS
+) -> list[Instance]:
+    """``base_select()`` rows → instances with the ``relations`` loaded (one statement each,
+    whatever the number of rows); relations not loaded are left empty."""
     if not found:
         return []
     owners: _Owners = {row["uuid"]: row["deleted_at"] if row["deleted"] else None for row in found}
     related = _Related(
-        metadata=_key_values(conn, META, owners),
-        system_metadata=_key_values(conn, SYSMETA, owners),
-        tags=_tags(conn, owners),
-        security_groups=_security_groups(conn, owners),
-        faults=latest_faults(conn, owners),
+        metadata=_key_values(conn, META, owners) if "metadata" in relations else {},
+        system_metadata=(
+            _key_values(conn, SYSMETA, owners) if "system_metadata" in relations else {}
+        ),
+        tags=_tags(conn, owners) if "tags" in relations else {},
+        security_groups=(_security_groups(conn, owners) if "security_groups" in relations else {}),
+        faults=latest_faults(conn, owners) if "fault" in relations else {},
     )
     return [_to_instance(row, related) for row in found]
