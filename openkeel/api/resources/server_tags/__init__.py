@@ -1,0 +1,1 @@
+"""The server tags resource (2.26+): /servers/{server_id}/tags and single tags."""
