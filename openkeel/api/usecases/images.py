@@ -6,6 +6,7 @@ errors into Nova's faults and applies the ``metadata_items`` quota to image prop
 
 from __future__ import annotations
 
+import threading
 import weakref
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -30,6 +31,7 @@ from openkeel.domain.errors import Forbidden, Invalid, NotFound, OverQuota, Serv
 
 NOT_FOUND = "Image not found."
 
+_install_lock = threading.Lock()
 _catalogs: weakref.WeakKeyDictionary[sa.Engine, EmbeddedImageCatalog] = weakref.WeakKeyDictionary()
 
 
@@ -45,9 +47,12 @@ def image_service(services: Any) -> ImageService:
         return GlanceClient(endpoints, glance.num_retries)
     catalog = _catalogs.get(services.api_db)
     if catalog is None:
-        catalog = EmbeddedImageCatalog(services.api_db)
-        catalog.install()
-        _catalogs[services.api_db] = catalog
+        with _install_lock:  # concurrent first requests must not see a half-seeded catalog
+            catalog = _catalogs.get(services.api_db)
+            if catalog is None:
+                catalog = EmbeddedImageCatalog(services.api_db)
+                catalog.install()
+                _catalogs[services.api_db] = catalog
     return catalog
 
 

@@ -179,8 +179,9 @@ class QuotaEngine:
         user: dict[str, int] = {}
         if resources & _INSTANCE_RESOURCES:
             counted = self._count_instances(project_id, user_id)
-            project.update(counted.project)
-            user.update(counted.user)
+            pending = repo.count_unscheduled(conn, project_id, user_id)
+            project.update({k: v + pending.project[k] for k, v in counted.project.items()})
+            user.update({k: v + pending.user.get(k, 0) for k, v in counted.user.items()})
         if "server_groups" in resources:
             groups = repo.count_server_groups(conn, project_id, user_id)
             project.update(groups.project)

@@ -6,6 +6,8 @@ caller decides the transaction (a claim counts and inserts in one transaction).
 
 from __future__ import annotations
 
+import json
+
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -174,6 +176,34 @@ def count_instances(conn: sa.Connection, project_id: str, user_id: str | None) -
     )
     project = _instance_row(conn, query)
     user = _instance_row(conn, query.where(table.c.user_id == user_id)) if user_id else {}
+    return Scoped(project, user)
+
+
+def count_unscheduled(conn: sa.Connection, project_id: str, user_id: str | None) -> Scoped:
+    """Instances, cores and ram of build requests not yet placed in a cell (API DB).
+
+    A server counts from the moment ``POST /servers`` commits its build request, so a quota
+    claim sees servers still being scheduled. Once the conductor maps it to a cell it is
+    counted there instead (during that short hand-over it may count twice: the safe side).
+    """
+    requests = api_tables.build_requests
+    mappings = api_tables.instance_mappings
+    query = (
+        sa.select(requests.c.instance)
+        .join(mappings, mappings.c.instance_uuid == requests.c.instance_uuid)
+        .where(requests.c.project_id == project_id, mappings.c.cell_id.is_(None))
+    )
+    project = {"instances": 0, "cores": 0, "ram": 0}
+    user = dict(project) if user_id else {}
+    for (blob,) in conn.execute(query):
+        instance = json.loads(blob or "{}")
+        flavor = instance.get("flavor") or {}
+        counted = {"instances": 1, "cores": int(flavor.get("vcpus") or 0),
+                   "ram": int(flavor.get("memory_mb") or 0)}  # fmt: skip
+        for key, value in counted.items():
+            project[key] += value
+            if user_id and instance.get("user_id") == user_id:
+                user[key] += value
     return Scoped(project, user)
 
 
