@@ -134,3 +134,24 @@ def test_detail_links_and_deleted(api: ApiClient, three: list[str]) -> None:
     assert _ids(api) == [c, b]
     admin = _ids(api, "/detail?deleted=true&all_tenants=1", token=ADMIN)
     assert admin == [a]
+
+
+def test_down_cell_minimal_records(api: ApiClient, services: ApiServices) -> None:
+    import sqlalchemy as sa
+
+    from tests.conftest import CELL1_UUID
+
+    flavor(api)
+    sid = create(api)["server"]["id"]
+    place(services, sid)
+    services.cell_dbs[CELL1_UUID] = sa.create_engine("sqlite:////nonexistent/dir/cell1.sqlite")
+    assert _ids(api, version="2.68") == []
+    body = api.get("/v2.1/servers", version="2.69", token=USER).json()
+    assert [(s["id"], s["status"]) for s in body["servers"]] == [(sid, "UNKNOWN")]
+    assert "name" not in body["servers"][0]
+    # Filtering or paging turns the minimal records off, as in Nova.
+    assert _ids(api, "?limit=5", version="2.69") == []
+    shown = api.get(f"/v2.1/servers/{sid}", version="2.69", token=USER).json()["server"]
+    assert shown["status"] == "UNKNOWN"
+    assert shown["flavor"]["original_name"] == "f1"
+    assert shown["OS-EXT-AZ:availability_zone"] == "UNKNOWN"

@@ -12,20 +12,21 @@ from openkeel.api.resources.servers.show_options import (
     show_options,
     wanted,
 )
-from openkeel.api.usecases.servers.gathering import Located, RecordGatherer
+from openkeel.api.usecases.servers.gathering import Located, RecordGatherer, Wanted
 from openkeel.api.usecases.servers.listing import ServerLister
 from openkeel.api.usecases.servers.lookup import find_server
 
 
 def show_server(req: ApiRequest) -> dict[str, Any]:
     """GET /servers/{id}."""
-    found = find_server(req.services, req.context, req.params["id"])
+    found = find_server(req.services, req.context, req.params["id"], down_ok=req.at_least("2.69"))
     project_id = found.instance.project_id
     req.context.can(POLICY % "show", {"project_id": project_id})
     groups = req.at_least("2.71")
     opts = show_options(req, project_id, server_groups=groups)
     need = wanted(req, host_status_mode(req, project_id), groups)
-    record = RecordGatherer(req.services).gather([Located(found.instance, found.cell_uuid)], need)
+    located = Located(found.instance, found.cell_uuid, found.down)
+    record = RecordGatherer(req.services).gather([located], need)
     return {"server": views_server.server(req, record[0], opts)}
 
 
@@ -44,10 +45,8 @@ def list_servers(req: ApiRequest) -> dict[str, Any]:
     return views_list.index(req, records, _max_limit(req))
 
 
-def wanted_brief() -> Any:
+def wanted_brief() -> Wanted:
     """Nothing beyond the instances for the brief list."""
-    from openkeel.api.usecases.servers.gathering import Wanted
-
     return Wanted(volumes=False)
 
 

@@ -9,8 +9,8 @@ from openkeel.api.resources.servers import (
     handlers_read,
     handlers_write,
 )
-from openkeel.api.resources.servers import schemas_pending as pending
 from openkeel.api.resources.servers import schemas_create as create
+from openkeel.api.resources.servers import schemas_pending as pending
 from openkeel.api.resources.servers import schemas_query as query
 from openkeel.api.resources.servers import schemas_update as update
 from openkeel.api.routing import RouteTable, endpoint

@@ -174,7 +174,7 @@ def down_cell(req: ApiRequest, record: ServerRecord, opts: ShowOptions) -> dict[
         "created": parts.isotime(inst.created_at),
         "links": parts.links(req, inst.uuid),
     }
-    if inst.flavor is not None:
+    if inst.flavor.flavorid:  # known from the request spec (show), not in lists
         body["image"] = _image(req, record)
         body["flavor"] = parts.flavor(req, inst.flavor, req.at_least("2.47"), opts.extra_specs)
         body["OS-EXT-AZ:availability_zone"] = inst.availability_zone or "UNKNOWN"

@@ -105,6 +105,8 @@ class RecordGatherer:
         inst = item.instance
         pinned, hints = specs.get(inst.uuid, (None, None))
         group = groups.get(inst.uuid)
+        if item.down:
+            return ServerRecord(instance=inst, server_groups=(group,) if group else (), down=True)
         return ServerRecord(
             instance=inst,
             volumes=tuple(AttachedVolume(v, d) for v, d in volumes.get(inst.uuid, [])),

@@ -15,12 +15,12 @@ import sqlalchemy as sa
 
 from openkeel.api.context import RequestContext
 from openkeel.api.usecases.servers.gathering import Located
-from openkeel.db.repositories import build_requests, instance_list, instances
+from openkeel.db.repositories import build_requests, instance_list, instance_mappings, instances
 from openkeel.db.repositories.flavors import FlavorRepository
 from openkeel.db.repositories.instance_list import InstanceFilters
 from openkeel.domain.errors import ComputeError
 from openkeel.domain.flavors import Viewer
-from openkeel.domain.instances import Instance, InstanceNotFound, MarkerNotFound
+from openkeel.domain.instances import FlavorSnapshot, Instance, InstanceNotFound, MarkerNotFound
 
 
 @dataclass(frozen=True)
@@ -121,7 +121,10 @@ class ServerLister:
         keys, dirs = instance_list.normalize_sort(query.sort_keys, query.sort_dirs)
         builds, marker = self._builds(query, filters, keys, dirs)
         remaining = query.limit - len(builds)
-        in_cells = self._from_cells(filters, keys, dirs, remaining, marker)
+        down: list[str] = []
+        in_cells = self._from_cells(filters, keys, dirs, remaining, marker, down)
+        if down and query.cell_down_support and not query.all_tenants:
+            in_cells = self._minimal(down, filters.project_id) + in_cells
         seen: set[str] = set()
         located: list[Located] = []
         for item in [Located(b, None) for b in builds] + in_cells:
@@ -172,6 +175,7 @@ class ServerLister:
         dirs: list[str],
         limit: int,
         marker: str | None,
+        down: list[str],
     ) -> list[Located]:
         if limit <= 0:
             return []
@@ -189,8 +193,39 @@ class ServerLister:
                         marker_values=marker_values,
                     )
             except sa.exc.OperationalError:
-                continue  # an unreachable cell is skipped (list_records_by_skipping_down_cells)
+                down.append(cell_uuid)  # skipped, or shown minimally from 2.69
+                continue
             merged.extend((inst, cell_uuid) for inst in page)
         order = instance_list.sort_key(keys, dirs)
         merged.sort(key=lambda pair: order(pair[0]))
         return [Located(inst, cell) for inst, cell in merged[:limit]]
+
+    def _minimal(self, down: list[str], project_id: str | None) -> list[Located]:
+        """What the API DB knows of the project's servers in unreachable cells (2.69)."""
+        if project_id is None:
+            return []
+        with self._services.api_db.connect() as api:
+            mappings = instance_mappings.list_by_project(
+                api, project_id, include_queued_for_delete=False
+            )
+        return [
+            Located(
+                unknown_instance(m.instance_uuid, m.project_id, m.created_at), m.cell_uuid, True
+            )
+            for m in mappings
+            if m.cell_uuid in down
+        ]
+
+
+def unknown_instance(uuid: str, project_id: str, created_at: Any) -> Instance:
+    """A placeholder instance for a server whose cell cannot be read."""
+    return Instance(
+        uuid=uuid,
+        project_id=project_id,
+        user_id="",
+        flavor=UNKNOWN_FLAVOR,
+        created_at=created_at,
+    )
+
+
+UNKNOWN_FLAVOR = FlavorSnapshot(flavorid="", name="", memory_mb=0, vcpus=0, root_gb=0)

@@ -10,21 +10,47 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import sqlalchemy as sa
+
 from openkeel.api.context import RequestContext
-from openkeel.db.repositories import build_requests, instance_mappings, instances
+from openkeel.db.repositories import build_requests, instance_mappings, instances, request_specs
 from openkeel.domain.instances import Instance, InstanceNotFound
 
 
 @dataclass(frozen=True)
 class FoundServer:
-    """A server and where it lives (``cell_uuid`` None: only its build request exists)."""
+    """A server and where it lives (``cell_uuid`` None: only its build request exists;
+    ``down``: its cell could not be read and ``instance`` holds what the API DB knows)."""
 
     instance: Instance
     cell_uuid: str | None
+    down: bool = False
 
 
-def find_server(services: Any, context: RequestContext, server_id: str) -> FoundServer:
-    """The visible server ``server_id`` (raises InstanceNotFound -> 404)."""
+def _from_down_cell(services: Any, server_id: str, mapping: Any) -> FoundServer:
+    with services.api_db.connect() as api:
+        spec = request_specs.get(api, server_id)
+    image_id = spec.image.get("id") if spec.image else None
+    inst = Instance(
+        uuid=server_id,
+        project_id=mapping.project_id,
+        user_id=mapping.user_id or "",
+        flavor=spec.flavor,
+        image_ref=image_id or "",
+        availability_zone=spec.availability_zone,
+        power_state=0,
+        created_at=mapping.created_at,
+    )
+    return FoundServer(inst, mapping.cell_uuid, down=True)
+
+
+def find_server(
+    services: Any, context: RequestContext, server_id: str, *, down_ok: bool = False
+) -> FoundServer:
+    """The visible server ``server_id`` (raises InstanceNotFound -> 404).
+
+    ``down_ok`` (2.69): a server of an unreachable cell is answered from the API DB.
+    """
     with services.api_db.connect() as api:
         try:
             mapping = instance_mappings.get(api, server_id)
@@ -40,8 +66,13 @@ def find_server(services: Any, context: RequestContext, server_id: str) -> Found
         engine = (services.cell_dbs or {}).get(cell_uuid)
         if engine is None:
             raise InstanceNotFound(server_id)
-        with engine.connect() as conn:
-            found = FoundServer(instances.get(conn, server_id), cell_uuid)
+        try:
+            with engine.connect() as conn:
+                found = FoundServer(instances.get(conn, server_id), cell_uuid)
+        except sa.exc.OperationalError:
+            if not down_ok:
+                raise
+            found = _from_down_cell(services, server_id, mapping)
     if not context.is_admin and found.instance.project_id != context.project_id:
         raise InstanceNotFound(server_id)
     return found
