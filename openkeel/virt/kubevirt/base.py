@@ -2,7 +2,7 @@
 
 The driver's mixins (lifecycle in driver.py, migration.py, devices.py) build on
 :class:`KubevirtBase`. A compute host manages one Kubernetes node (``node_for_host``, identity
-by default); a server belongs to the host named in its VM's ``nova.openstack.org/host`` label.
+by default); a server belongs to the node named in its VM's ``nova.openstack.org/node`` label.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from openkeel.virt.kubevirt.state import PowerTracker, power_state, resource_ver
 from openkeel.virt.kubevirt.virtapi import VirtApi
 from openkeel.virt.model import InstanceRef, InstanceSpec
 
-LABEL_HOST = f"{naming.DOMAIN}/host"
+LABEL_NODE = f"{naming.DOMAIN}/node"  # the node (hypervisor) a server belongs to
 NODE_NAME_LABEL = "kubevirt.io/nodeName"  # set on VMIs by virt-controller once scheduled
 ANNOTATION_SPEC_HASH = f"{naming.DOMAIN}/spec-hash"
 
@@ -92,7 +92,7 @@ class KubevirtBase(ComputeDriver):
         built = vm_manifests.build_server(spec, self.settings, node_name=self.node)
         meta = built.vm["metadata"]
         meta["annotations"][ANNOTATION_SPEC_HASH] = spec_hash(built.vm)
-        meta["labels"][LABEL_HOST] = naming.label_value(self.host)
+        meta["labels"][LABEL_NODE] = naming.label_value(self.node)
         return built
 
     # --- lookups -----------------------------------------------------------------------------

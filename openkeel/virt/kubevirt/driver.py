@@ -17,7 +17,7 @@ from openkeel.virt import errors
 from openkeel.virt.kubevirt import client as k
 from openkeel.virt.kubevirt.base import (
     ANNOTATION_SPEC_HASH,
-    LABEL_HOST,
+    LABEL_NODE,
     NODE_NAME_LABEL,
     driver_error,
     vm_cpus,
@@ -131,7 +131,7 @@ class KubevirtDriver(MigrationMixin, RescueMixin, DevicesMixin):
     # --- inventory of guests ---------------------------------------------------------------
 
     def _host_vms(self) -> list[JsonObj]:
-        selector = f"{LABEL_HOST}={naming.label_value(self.host)}"
+        selector = f"{LABEL_NODE}={naming.label_value(self.node)}"
         return [v for v in self.client.items(k.VMS, None, selector) if not v["metadata"].get("deletionTimestamp")]  # fmt: skip
 
     def list_instances(self) -> list[str]:

@@ -17,7 +17,7 @@ from openkeel.domain.states import PowerState, TaskState
 from openkeel.virt import errors
 from openkeel.virt.driver import ProgressCallback, TaskStateCallback
 from openkeel.virt.kubevirt import client as k
-from openkeel.virt.kubevirt.base import LABEL_HOST, KubevirtBase, driver_error
+from openkeel.virt.kubevirt.base import LABEL_NODE, KubevirtBase, driver_error
 from openkeel.virt.kubevirt.client import HOSTNAME_LABEL, JsonObj, KubeError
 from openkeel.virt.kubevirt.manifests import naming
 from openkeel.virt.kubevirt.nodes import parse_quantity
@@ -160,7 +160,7 @@ class MigrationMixin(KubevirtBase):
         def move(vm: JsonObj) -> None:
             template = vm["spec"]["template"]["spec"]
             template.setdefault("nodeSelector", {})[HOSTNAME_LABEL] = node
-            vm["metadata"]["labels"][LABEL_HOST] = naming.label_value(dest_host)
+            vm["metadata"]["labels"][LABEL_NODE] = naming.label_value(node)
 
         self._update_vm(instance, move)
         self.emit_event(LifecycleEvent(instance.uuid, LifecycleTransition.MIGRATION_COMPLETED, _now()))  # fmt: skip
@@ -204,8 +204,8 @@ class MigrationMixin(KubevirtBase):
     def post_live_migration_at_destination(self, instance: InstanceSpec) -> None:
         """KubeVirt moved the guest itself; make sure the VM names this host."""
         self._require_vm(instance.ref)
-        label = naming.label_value(self.host)
-        self._update_vm(instance.ref, lambda vm: vm["metadata"]["labels"].__setitem__(LABEL_HOST, label))  # fmt: skip
+        label = naming.label_value(self.node)
+        self._update_vm(instance.ref, lambda vm: vm["metadata"]["labels"].__setitem__(LABEL_NODE, label))  # fmt: skip
 
     # --- snapshot --------------------------------------------------------------------------
 

@@ -92,7 +92,8 @@ class KubeSession:
         return f"{self.prefix}{next(self._tests)}-"
 
     def driver(self, host: str, node_prefix: str, *, watch_events: bool = False) -> KubevirtDriver:
-        ensure_node(self.client, node_prefix + host)
+        if self.client.get_or_none(k.NODES, node_prefix + host) is None:
+            ensure_node(self.client, node_prefix + host)
         driver = KubevirtDriver(
             self.client,
             self.settings,

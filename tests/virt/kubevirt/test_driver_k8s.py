@@ -1,0 +1,314 @@
+"""KubevirtDriver against a real kube-apiserver (+ the test-side KubeVirt simulator).
+
+Checks the Kubernetes objects each operation leaves behind and the power states it reports,
+and that watches resume after a disconnect and relist after 410 Gone. Skips locally when the
+server is not answering, fails under CI (see kube_env).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+
+import pytest
+
+from openkeel.domain.states import PowerState
+from openkeel.virt.kubevirt import client as k
+from openkeel.virt.kubevirt.driver import KubevirtDriver
+from openkeel.virt.kubevirt.manifests import naming
+from openkeel.virt.kubevirt.nodes import availability_zones, parse_quantity
+from openkeel.virt.kubevirt.watch import Watcher
+from openkeel.virt.model import (
+    FlavorSpec,
+    ImageSpec,
+    InstanceRef,
+    InstanceSpec,
+    LifecycleEvent,
+    LifecycleTransition,
+    MigrationRef,
+    NetworkInterface,
+    RebootType,
+    SnapshotTarget,
+)
+from tests.virt.kubevirt import kube_env
+from tests.virt.kubevirt.kube_env import KubeSession
+
+T = LifecycleTransition
+SMALL = FlavorSpec("1", "m1.small", vcpus=1, memory_mb=512, root_gb=1)
+LARGE = FlavorSpec("2", "m1.large", vcpus=2, memory_mb=1024, root_gb=2)
+IMAGE = ImageSpec("155d900f-4e14-4e4c-a73d-069cbf4541e6", disk_format="qcow2")
+PORT = NetworkInterface("p-1", "n-1", "fa:16:3e:00:00:01", ("10.0.0.3",))
+
+
+@pytest.fixture
+def kube() -> KubeSession:
+    return kube_env.session()
+
+
+@pytest.fixture
+def driver(kube: KubeSession) -> Iterator[KubevirtDriver]:
+    drv = kube.driver("host-a", kube.node_prefix())
+    yield drv
+    drv.cleanup_host("host-a")
+
+
+def make_spec(flavor: FlavorSpec = SMALL) -> InstanceSpec:
+    server_id = str(uuid.uuid4())
+    ref = InstanceRef(server_id, f"instance-{server_id[:8]}", "project-1")
+    return InstanceSpec(ref, "vm1", "user-1", flavor, IMAGE, network=(PORT,), user_data="aGk=")
+
+
+def vm_of(driver: KubevirtDriver, spec: InstanceSpec) -> k.JsonObj:
+    return driver.client.get(k.VMS, naming.vm_name(spec.uuid), driver._ns(spec.ref))
+
+
+def vmi_of(driver: KubevirtDriver, spec: InstanceSpec) -> k.JsonObj | None:
+    return driver.client.get_or_none(k.VMIS, naming.vm_name(spec.uuid), driver._ns(spec.ref))
+
+
+def test_spawn_creates_namespace_secret_vm_and_running_vmi(
+    kube: KubeSession, driver: KubevirtDriver
+) -> None:
+    spec = make_spec()
+    driver.spawn(spec)
+    ns = driver._ns(spec.ref)
+    assert ns == f"{kube.prefix}project-1"
+    assert kube.client.get(k.NAMESPACES, ns)["metadata"]["labels"] == {
+        naming.LABEL_MANAGED_BY: naming.MANAGED_BY
+    }
+    vm = vm_of(driver, spec)
+    assert vm["spec"]["runStrategy"] == "Manual"
+    assert vm["metadata"]["labels"]["nova.openstack.org/node"] == driver.node
+    template = vm["spec"]["template"]["spec"]
+    assert template["domain"]["firmware"]["uuid"] == spec.uuid
+    assert template["nodeSelector"] == {k.HOSTNAME_LABEL: driver.node}
+    secrets = kube.client.items(k.SECRETS, ns, naming.server_selector(spec.uuid))
+    assert [s["metadata"]["name"] for s in secrets] == [naming.user_data_secret_name(spec.uuid)]
+    vmi = vmi_of(driver, spec)
+    assert vmi is not None and vmi["status"]["phase"] == "Running"
+    assert vmi["status"]["nodeName"] == driver.node
+    assert vm_of(driver, spec)["status"]["printableStatus"] in ("Running", "Starting")
+    assert ("start", naming.vm_name(spec.uuid)) in kube.virt_api.calls
+    assert driver.get_info(spec.ref).state == PowerState.RUNNING
+
+
+def test_stop_start_reboot_pause_states(kube: KubeSession, driver: KubevirtDriver) -> None:
+    spec = make_spec()
+    driver.spawn(spec)
+    first_uid = vmi_of(driver, spec)["metadata"]["uid"]  # type: ignore[index]
+    driver.reboot(spec.ref, RebootType.SOFT)
+    driver.reboot(spec.ref, RebootType.HARD)
+    assert vmi_of(driver, spec)["metadata"]["uid"] == first_uid  # type: ignore[index]
+    driver.pause(spec.ref)
+    assert driver.get_info(spec.ref).state == PowerState.PAUSED
+    driver.suspend(spec.ref)
+    assert driver.get_info(spec.ref).state == PowerState.SUSPENDED
+    driver.resume(spec)
+    driver.power_off(spec.ref)
+    assert vmi_of(driver, spec) is None
+    assert driver.get_info(spec.ref).state == PowerState.SHUTDOWN
+    assert vm_of(driver, spec)["status"].get("stateChangeRequests") is None
+    driver.power_on(spec)
+    assert vmi_of(driver, spec)["metadata"]["uid"] != first_uid  # type: ignore[index]
+    name = naming.vm_name(spec.uuid)
+    mine = [c for c in kube.virt_api.calls if c[1] == name]
+    assert mine == [("start", name), ("softreboot", name), ("reset", name), ("pause", name),
+                    ("unpause", name), ("stop", name), ("start", name)]  # fmt: skip
+
+
+def test_resize_rewrites_the_vm_spec_and_revert_restores_it(driver: KubevirtDriver) -> None:
+    spec = make_spec()
+    driver.spawn(spec)
+    migration = MigrationRef(1, "host-a", "host-a", "n", "n")
+    driver.migrate_disk_and_power_off(spec, "host-a", LARGE)
+    driver.finish_migration(migration, replace(spec, flavor=LARGE), driver_disks(spec), resize_instance=True)  # fmt: skip
+    domain = vm_of(driver, spec)["spec"]["template"]["spec"]["domain"]
+    assert (domain["cpu"]["sockets"], domain["memory"]["guest"]) == (2, "1024Mi")
+    assert vm_of(driver, spec)["metadata"]["labels"][naming.LABEL_FLAVOR_ID] == "2"
+    driver.finish_revert_migration(migration, spec)
+    domain = vm_of(driver, spec)["spec"]["template"]["spec"]["domain"]
+    assert (domain["cpu"]["sockets"], domain["memory"]["guest"]) == (1, "512Mi")
+    assert "nova.openstack.org/resize-source" not in vm_of(driver, spec)["metadata"]["annotations"]
+    assert driver.get_info(spec.ref).state == PowerState.RUNNING
+
+
+def driver_disks(spec: InstanceSpec) -> object:
+    from openkeel.virt.model import DiskTransfer
+
+    return DiskTransfer(spec.uuid)
+
+
+def test_live_migration_creates_vmim_and_moves_the_vmi(kube: KubeSession) -> None:
+    prefix = kube.node_prefix()
+    source, dest = kube.driver("host-a", prefix), kube.driver("host-b", prefix)
+    spec = make_spec()
+    source.spawn(spec)
+    source.live_migration(spec.ref, "host-b", lambda _p: None)
+    (vmim,) = kube.client.items(k.MIGRATIONS, source._ns(spec.ref), naming.server_selector(spec.uuid))  # fmt: skip
+    assert vmim["spec"] == {"vmiName": naming.vm_name(spec.uuid), "addedNodeSelector": {k.HOSTNAME_LABEL: f"{prefix}host-b"}}  # fmt: skip
+    assert vmim["status"]["phase"] == "Succeeded"
+    assert vmi_of(source, spec)["status"]["nodeName"] == f"{prefix}host-b"  # type: ignore[index]
+    assert dest.list_instance_uuids() == [spec.uuid] and source.list_instance_uuids() == []
+    assert dest.get_available_resource(dest.node).vcpus_used == 1
+    assert source.get_available_resource(source.node).vcpus_used == 0
+
+
+def test_snapshot_creates_vm_snapshot_and_image_data_volume(
+    kube: KubeSession, driver: KubevirtDriver
+) -> None:
+    spec = make_spec()
+    driver.spawn(spec)
+    image_id = str(uuid.uuid4())
+    result = driver.snapshot(spec.ref, SnapshotTarget(image_id, "snap"), lambda *_a: None)
+    assert (result.image_id, result.size_bytes) == (image_id, 2**30)
+    snap = kube.client.get(k.VM_SNAPSHOTS, f"snapshot-{image_id}", driver._ns(spec.ref))
+    assert snap["spec"]["source"] == {"apiGroup": "kubevirt.io", "kind": "VirtualMachine", "name": naming.vm_name(spec.uuid)}  # fmt: skip
+    assert snap["status"]["readyToUse"] is True
+    dv = kube.client.get(k.DATA_VOLUMES, f"image-{image_id}", driver.settings.images_namespace)
+    assert dv["spec"]["source"]["pvc"]["name"] == naming.root_data_volume_name(spec.uuid)
+
+
+def test_destroy_cascades_and_is_idempotent(kube: KubeSession, driver: KubevirtDriver) -> None:
+    spec = make_spec()
+    driver.spawn(spec)
+    ns = driver._ns(spec.ref)
+    root = naming.root_data_volume_name(spec.uuid)
+    assert kube.client.get(k.DATA_VOLUMES, root, ns)["status"]["phase"] == "Succeeded"
+    driver.destroy(spec.ref)
+    driver.destroy(spec.ref)
+    assert kube.client.get_or_none(k.VMS, naming.vm_name(spec.uuid), ns) is None
+    assert vmi_of(driver, spec) is None
+    assert kube.client.get_or_none(k.DATA_VOLUMES, root, ns) is None
+    assert kube.client.items(k.SECRETS, ns, naming.server_selector(spec.uuid)) == []
+
+
+def test_hotplug_edits_the_vm_template(driver: KubevirtDriver) -> None:
+    from openkeel.virt.model import VolumeAttachment
+
+    spec = make_spec()
+    driver.spawn(spec)
+    driver.attach_volume(spec.ref, VolumeAttachment("vol-1", "/dev/sdb"))
+    driver.attach_interface(spec.ref, replace(PORT, port_id="p-2", mac_address="fa:16:3e:00:00:02"))  # fmt: skip
+    template = vm_of(driver, spec)["spec"]["template"]["spec"]
+    assert {"name": "volume-vol-1", "persistentVolumeClaim": {"claimName": "volume-vol-1", "hotpluggable": True}} in template["volumes"]  # fmt: skip
+    assert [i["name"] for i in template["domain"]["devices"]["interfaces"]] == ["port-p-1", "port-p-2"]  # fmt: skip
+    driver.detach_interface(spec.ref, "p-2")
+    driver.detach_volume(spec.ref, "vol-1")
+    template = vm_of(driver, spec)["spec"]["template"]["spec"]
+    assert template["domain"]["devices"]["interfaces"][1]["state"] == "absent"
+    assert all(v["name"] != "volume-vol-1" for v in template["volumes"])
+
+
+def test_nodes_are_hypervisors_with_zones(kube: KubeSession) -> None:
+    prefix = kube.node_prefix()
+    kube_env.ensure_node(kube.client, f"{prefix}z", cpu="7500m", memory="8Gi", zone="az-1")
+    drv = kube.driver("z", prefix)
+    res = drv.get_available_resource(f"{prefix}z")
+    assert (res.vcpus, res.memory_mb, res.local_gb, res.hypervisor_version) == (7, 8192, 500, 6001000)  # fmt: skip
+    assert drv.availability_zone(f"{prefix}z") == "az-1"
+    assert availability_zones(kube.client)[f"{prefix}z"] == "az-1"
+    assert parse_quantity("1500m") == parse_quantity("1.5")
+
+
+def test_watch_feeds_events_for_out_of_band_power_changes(kube: KubeSession) -> None:
+    prefix = kube.node_prefix()
+    drv = kube.driver("host-a", prefix, watch_events=True)
+    spec = make_spec()
+    drv.spawn(spec)
+    got = threading.Event()
+    seen: list[LifecycleEvent] = []
+
+    def on_event(event: LifecycleEvent) -> None:
+        seen.append(event)
+        got.set()
+
+    drv.register_event_listener(on_event)
+    # the guest powers itself off: KubeVirt deletes the VMI, nobody asked the driver
+    kube.client.delete(k.VMIS, naming.vm_name(spec.uuid), drv._ns(spec.ref))
+    assert got.wait(10)
+    assert [(e.instance_uuid, e.transition) for e in seen] == [(spec.uuid, T.STOPPED)]
+    drv.cleanup_host("host-a")
+
+
+def _collect(kube: KubeSession, **kw: object) -> tuple[Watcher, list[tuple[str, str]], threading.Condition]:  # fmt: skip
+    seen: list[tuple[str, str]] = []
+    cond = threading.Condition()
+
+    def handler(kind: str, obj: k.JsonObj) -> None:
+        with cond:
+            seen.append((kind, obj["metadata"]["name"]))
+            cond.notify_all()
+
+    ns = f"{kube.prefix}watch"
+    kube.client.ensure_namespace(ns)
+    watcher = Watcher(kube.client, k.SECRETS, handler, namespace=ns, **kw)  # type: ignore[arg-type]
+    return watcher, seen, cond
+
+
+def until(cond: threading.Condition, predicate: Callable[[], bool], timeout: float = 10) -> bool:
+    """Wait for ``predicate``, re-checked on every handler call and at least every 50 ms."""
+    deadline = time.monotonic() + timeout
+    with cond:
+        while not predicate():
+            if time.monotonic() > deadline:
+                return False
+            cond.wait(0.05)
+    return True
+
+
+def _secret(kube: KubeSession, name: str) -> None:
+    kube.client.create(k.SECRETS, {"metadata": {"name": name, "namespace": f"{kube.prefix}watch"}})
+
+
+class GoneOnce:
+    """Delegates to the real client; the next watch after ``gone = True`` answers 410."""
+
+    def __init__(self, client: k.KubeClient) -> None:
+        self.client, self.gone, self.lists = client, False, 0
+
+    def list(self, *args: object) -> k.JsonObj:
+        self.lists += 1
+        return self.client.list(*args)  # type: ignore[arg-type]
+
+    def watch(self, *args: object) -> object:
+        if self.gone:
+            self.gone = False
+            raise k.GoneError(410, "Expired", "too old resource version")
+        return self.client.watch(*args)  # type: ignore[arg-type]
+
+
+def test_watch_relists_after_410_gone(kube: KubeSession) -> None:
+    watcher, seen, cond = _collect(kube, timeout_seconds=1)
+    proxy = GoneOnce(kube.client)
+    watcher.client = proxy  # type: ignore[assignment]
+    watcher.start()
+    first = f"a-{uuid.uuid4().hex[:8]}"
+    _secret(kube, first)
+    assert until(cond, lambda: ("ADDED", first) in seen)
+    proxy.gone = True  # the next reconnect (stream ends after 1 s) gets 410 Gone
+    kube.client.delete(k.SECRETS, first, f"{kube.prefix}watch")
+    assert until(cond, lambda: watcher.relists == 2)
+    second = f"b-{uuid.uuid4().hex[:8]}"
+    _secret(kube, second)
+    assert until(cond, lambda: ("ADDED", second) in seen)
+    watcher.stop(0.1)
+    assert seen.count(("DELETED", first)) == 1 and proxy.lists == 2
+
+
+def test_watch_resumes_from_last_resource_version_after_disconnect(kube: KubeSession) -> None:
+    watcher, seen, cond = _collect(kube, timeout_seconds=1)
+    watcher.start()
+    assert watcher.synced.wait(10)
+    first = f"a-{uuid.uuid4().hex[:8]}"
+    _secret(kube, first)
+    assert until(cond, lambda: ("ADDED", first) in seen)
+    resumes = watcher.resumes
+    assert until(cond, lambda: watcher.resumes > resumes)
+    second = f"b-{uuid.uuid4().hex[:8]}"
+    _secret(kube, second)
+    assert until(cond, lambda: ("ADDED", second) in seen)
+    watcher.stop(0.1)
+    assert watcher.relists == 1 and seen.count(("ADDED", first)) == 1
