@@ -210,6 +210,8 @@ class Schema:
     def __init__(self, schema: dict[str, Any]) -> None:
         self.schema = schema
         self._validator = _NovaValidator(schema, format_checker=_FORMATS)
+        # The verdict on an empty query (most requests have none): "" = valid, None = unknown.
+        self._empty_query_error: str | None = None
 
     def errors(self, instance: Any) -> Iterator[jsonschema.ValidationError]:
         """Every validation error (first one is the one Nova reports)."""
@@ -228,8 +230,16 @@ class Schema:
     def validate_query(self, query: dict[str, list[str]]) -> dict[str, list[str]]:
         """Validate a multi-valued query dict; return it stripped of unknown parameters
         when the schema allows additional properties (Nova ignores those)."""
-        for error in self.errors(query):
-            raise ValidationFailed(_message(error, "Invalid input for query parameters", 0))
+        if not query:
+            # Same input, same verdict: validate the empty query once per schema.
+            if self._empty_query_error is None:
+                self._empty_query_error = self._query_error(query) or ""
+            if self._empty_query_error:
+                raise ValidationFailed(self._empty_query_error)
+            return {}
+        message = self._query_error(query)
+        if message is not None:
+            raise ValidationFailed(message)
         if self.schema.get("additionalProperties", True) is False:
             return query
         known = set(self.schema.get("properties", {}))
@@ -237,6 +247,11 @@ class Schema:
         return {
             k: vals for k, vals in query.items() if k in known or any(p.search(k) for p in patterns)
         }
+
+    def _query_error(self, query: dict[str, list[str]]) -> str | None:
+        for error in self.errors(query):
+            return _message(error, "Invalid input for query parameters", 0)
+        return None
 
 
 def _message(error: jsonschema.ValidationError, prefix: str, which: int) -> str:
