@@ -227,3 +227,20 @@ def test_admin_pass_hidden_when_disabled(api: ApiClient, services: ApiServices) 
     flavor(api)
     services.conf.set_override("enable_instance_password", False, group="api")
     assert "adminPass" not in create(api)["server"]
+
+
+def test_server_group_membership_and_quota(ready: ApiClient) -> None:
+    body = {"server_group": {"name": "g", "policies": ["anti-affinity"]}}
+    group = ready.post("/v2.1/os-server-groups", json=body, token=USER).json()["server_group"]
+    quota = {"quota_set": {"server_group_members": 1}}
+    assert ready.put("/v2.1/os-quota-sets/demo", json=quota, token=ADMIN).status_code == 200
+    hints = {"os:scheduler_hints": {"group": group["id"]}}
+    first = _post(ready, {}, **hints)
+    assert first.status_code == 202
+    sid = first.json()["server"]["id"]
+    shown = ready.get(f"/v2.1/servers/{sid}", version="2.71", token=USER).json()["server"]
+    assert shown["server_groups"] == [group["id"]]
+    _error(_post(ready, {}, **hints), 403, "Quota exceeded, too many servers in group")
+    missing = "6b8b4567-0000-4000-8000-00000000aaaa"
+    resp = _post(ready, {}, **{"os:scheduler_hints": {"group": missing}})
+    _error(resp, 400, f"Instance group {missing} could not be found.")

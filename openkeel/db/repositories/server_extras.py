@@ -14,6 +14,7 @@ import sqlalchemy as sa
 
 from openkeel.db.schema import api as api_tables
 from openkeel.db.schema import cell as cell_tables
+from openkeel.db.schema.columns import utcnow
 
 
 def volumes_by_instance(
@@ -89,3 +90,15 @@ def compute_node_exists(conn: sa.Connection, host: str | None, node: str) -> boo
     if host is not None:
         query = query.where(nodes.c.host == host)
     return conn.execute(query.limit(1)).first() is not None
+
+
+def add_group_members(conn: sa.Connection, group_uuid: str, uuids: Iterable[str]) -> None:
+    """Make the new servers members of the server group (inside the create's claim)."""
+    groups, members = api_tables.instance_groups, api_tables.instance_group_member
+    group_id = conn.execute(sa.select(groups.c.id).where(groups.c.uuid == group_uuid)).scalar()
+    if group_id is None:
+        return
+    conn.execute(
+        sa.insert(members),
+        [{"group_id": group_id, "instance_uuid": uuid, "created_at": utcnow()} for uuid in uuids],
+    )

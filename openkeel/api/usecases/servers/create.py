@@ -25,7 +25,12 @@ from openkeel.api.usecases.servers.commands import (
 from openkeel.api.usecases.servers.create_building import build_instances, request_spec
 from openkeel.api.usecases.servers.create_quota import claim_instances
 from openkeel.clients.image import Caller, Image
-from openkeel.db.repositories import build_requests, instance_mappings, request_specs
+from openkeel.db.repositories import (
+    build_requests,
+    instance_mappings,
+    request_specs,
+    server_extras,
+)
 from openkeel.domain.errors import Invalid
 from openkeel.domain.flavors import Flavor, Viewer
 from openkeel.rpc.message import CallContext
@@ -151,7 +156,9 @@ class ServerCreator:
         engine: QuotaEngine,
     ) -> CreatedServers:
         ctx = self._context
-        with claim_instances(engine, ctx, chosen, cmd.min_count, cmd.max_count) as (conn, count):
+        group_uuid = group.uuid if group is not None else None
+        claim = claim_instances(engine, ctx, chosen, cmd.min_count, cmd.max_count, group_uuid)
+        with claim as (conn, count):
             instances = build_instances(
                 cmd, ctx, chosen, booted, key, placement.zone, reservation_id, count
             )
@@ -165,6 +172,8 @@ class ServerCreator:
                 )
                 request_specs.create(conn, spec)
                 instance_mappings.create(conn, inst.uuid, inst.project_id, inst.user_id)
+            if group_uuid is not None:
+                server_extras.add_group_members(conn, group_uuid, [i.uuid for i in instances])
         self._cast(cmd, instances, specs, booted, password)
         return CreatedServers(
             instances[0].uuid, reservation_id, password, bool(instances[0].auto_disk_config)

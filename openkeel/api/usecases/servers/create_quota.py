@@ -78,18 +78,36 @@ def _number(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else str(value)
 
 
+GROUP_FULL = "Quota exceeded, too many servers in group"
+
+
 @contextmanager
 def claim_instances(
-    engine: QuotaEngine, ctx: RequestContext, flavor: Flavor, min_count: int, max_count: int
+    engine: QuotaEngine,
+    ctx: RequestContext,
+    flavor: Flavor,
+    min_count: int,
+    max_count: int,
+    group_uuid: str | None = None,
 ) -> Iterator[tuple[sa.Connection, int]]:
-    """Claim quota for as many servers as fit in [min_count, max_count]; yield (conn, count)."""
+    """Claim quota for as many servers as fit in [min_count, max_count]; yield (conn, count).
+
+    With ``group_uuid`` the servers also count against ``server_group_members``.
+    """
     count = max_count
     while True:
+        deltas = _deltas(flavor, count)
+        if group_uuid is not None:
+            deltas["server_group_members"] = count
         try:
-            with engine.claim(str(ctx.project_id), ctx.user_id, _deltas(flavor, count)) as conn:
+            with engine.claim(
+                str(ctx.project_id), ctx.user_id, deltas, group_uuid=group_uuid
+            ) as conn:
                 yield conn, count
                 return
         except QuotaExceeded as err:
+            if "server_group_members" in err.overs and not set(err.overs) & set(_deltas(flavor, 1)):
+                raise OverQuota(GROUP_FULL) from err
             room = headroom(err.quotas, err.usages, _deltas(flavor, count))
             allowed = _allowed(flavor, room)
             if count == max_count and min_count <= allowed < max_count:
