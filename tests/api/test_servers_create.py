@@ -83,6 +83,7 @@ def test_reservation_id_and_multiple(ready: ApiClient, services: ApiServices) ->
         ({"key_name": "nokey"}, "2.1", "Invalid key_name provided."),
         ({"min_count": 3, "max_count": 2}, "2.1", "min_count must be <= max_count"),
         ({"availability_zone": "a:b:c:d"}, "2.1", "Unable to parse availability_zone"),
+        ({"availability_zone": "nowhere"}, "2.1", "The requested availability zone is not available"),
         (
             {"networks": [{"uuid": "not-a-uuid"}]},
             "2.1",

@@ -467,7 +467,7 @@ _BUILD_DEPENDENT = frozenset(
         "OS-EXT-SRV-ATTR:root_device_name", "OS-EXT-SRV-ATTR:instance_name", "status",
         "host_status", "updated",
         # Nullable strings the samples' scenarios happened to set (locked server, description).
-        "OS-EXT-SRV-ATTR:user_data", "description", "locked_reason",
+        "OS-EXT-SRV-ATTR:user_data", "description", "locked_reason", "pinned_availability_zone",
         "image",  # its properties (2.98) are those of the image booted
     }
 )  # fmt: skip
@@ -483,6 +483,7 @@ def _server_payload(folder: str) -> Any:
         server.pop("personality", None)
     if tuple(map(int, version.split("."))) >= (2, 37):
         server.setdefault("networks", "auto")
+    server.pop("availability_zone", None)  # "us-west" needs a compute service in that zone
     for hints in ("os:scheduler_hints", "OS-SCH-HNT:scheduler_hints"):
         body.get(hints, {}).pop("group", None)  # the samples' group does not exist here
     return body

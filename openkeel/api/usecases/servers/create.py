@@ -100,18 +100,20 @@ class ServerCreator:
         ctx = self._context
         viewer = Viewer(ctx.project_id, ctx.is_admin)
         chosen = checks.flavor(self._services, viewer, cmd.flavor_ref)
+        self._check_networks(cmd)
+        if cmd.hostname and cmd.max_count > 1:
+            raise Invalid("Unable to allocate a single hostname to multiple instances")
+        if placement.zone and placement.host is None:
+            checks.zone_available(self._services, placement.zone)
         checks.requested_destination(self._services, cmd.requested_host, cmd.requested_node)
         booted = self._image(cmd, chosen)
         checks.user_data(cmd.user_data)
-        self._check_networks(cmd)
         key = checks.keypair(self._services, str(ctx.user_id), cmd.key_name)
         ensure_no_volume_service(cmd.block_device_mappings)
         engine = QuotaEngine(self._services)
         checks.limits(engine, str(ctx.project_id), cmd.metadata, cmd.personality)
         checks.zero_disk(ctx, chosen, not cmd.image_ref, self._target(placement.zone))
         group = checks.server_group(self._services, cmd.scheduler_hints)
-        if cmd.hostname and cmd.max_count > 1:
-            raise Invalid("Unable to allocate a single hostname to multiple instances")
         password = cmd.admin_pass or generate_password(int(self._conf.password_length))
         reservation_id = f"r-{secrets.token_hex(4)}"
         return self._record_and_cast(

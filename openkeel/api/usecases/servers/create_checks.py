@@ -11,6 +11,7 @@ import binascii
 from collections.abc import Mapping
 from typing import Any
 
+from openkeel.api.usecases.availability_zones import AvailabilityZoneService
 from openkeel.api.usecases.images import image_service
 from openkeel.api.usecases.quotas import QuotaEngine
 from openkeel.clients.image import Caller, Image, ImageNotFound
@@ -172,3 +173,10 @@ def requested_destination(services: Any, host: str | None, node: str | None) -> 
             if server_extras.compute_node_exists(conn, None, str(node)):
                 return
     raise Invalid(f"Compute host {node} could not be found.")
+
+
+def zone_available(services: Any, zone: str) -> None:
+    """A requested zone must have an enabled service (Nova's get_only_available zones)."""
+    names = {z.name for z in AvailabilityZoneService(services).summary() if z.available}
+    if zone not in names:
+        raise Invalid("The requested availability zone is not available")
