@@ -13,6 +13,8 @@ from openkeel.api.services import ApiServices
 from openkeel.db.repositories import instance_actions, instance_mappings, instances
 from openkeel.domain.instances import FlavorSnapshot, Instance
 from tests.client import ApiClient
+from tests.conformance.sample_catalog import SAMPLES, load
+from tests.conformance.test_samples import shape_diff
 from tests.conftest import CELL1_UUID
 
 SERVER = "7b2e61c4-5a3f-4f5e-9d8e-0a1b2c3d4e5f"
@@ -208,3 +210,50 @@ def test_policy_denies_non_reader(api: ApiClient, seeded: Any) -> None:
     assert resp.json()["forbidden"]["message"] == (
         "Policy doesn't allow os_compute_api:os-instance-actions:list to be performed."
     )
+
+
+def _seed_samples_state(services: ApiServices) -> None:
+    """A created then stopped server whose events succeeded (what Nova's samples show)."""
+    _seed_server(services)
+    with services.cell_dbs[CELL1_UUID].begin() as conn:
+        for minute, (name, request_id) in enumerate((("create", "req-1"), ("stop", "req-2"))):
+            instance_actions.start_action(
+                conn, SERVER, name, request_id=request_id, user_id="demo", project_id="demo",
+                now=_at(minute),
+            )  # fmt: skip
+            event = f"compute_{name}_instance"
+            instance_actions.start_event(conn, SERVER, request_id, event, host="compute",
+                                         now=_at(minute))  # fmt: skip
+            instance_actions.finish_event(conn, SERVER, request_id, event, result="Success",
+                                          now=_at(minute))  # fmt: skip
+
+
+_SAMPLE_DIR = "os-instance-actions"
+_SAMPLE_CASES = [
+    (folder, sample, query)
+    for folder in ("", "v2.21", "v2.51", "v2.58", "v2.62", "v2.66", "v2.84")
+    for sample, query in (
+        ("instance-actions-list-resp.json", ""),
+        ("instance-action-get-resp.json", "/req-2"),
+        ("instance-action-get-non-admin-resp.json", "/req-2"),
+        ("instance-actions-list-with-limit-resp.json", "?limit=1"),
+        ("instance-actions-list-with-marker-resp.json", "?marker=req-2"),
+        ("instance-actions-list-with-changes-since.json", "?changes-since=2024-01-01T10:01:00"),
+        ("instance-actions-list-with-changes-before.json", "?changes-before=2024-01-01T10:00:30"),
+    )
+]
+
+
+@pytest.mark.parametrize(("folder", "sample", "query"), _SAMPLE_CASES)
+def test_nova_sample_shapes(
+    api: ApiClient, services: ApiServices, folder: str, sample: str, query: str
+) -> None:
+    name = f"{_SAMPLE_DIR}/{folder}/{sample}".replace("//", "/")
+    if not (SAMPLES / name).exists():
+        pytest.skip(f"Nova has no {name}")
+    _seed_samples_state(services)
+    token = USER if "non-admin" in sample else "admin:admin"
+    version = folder[1:] if folder else "2.1"
+    resp = _get(api, BASE + query, version, token=token)
+    assert resp.status_code == 200, resp.text
+    assert shape_diff(resp.json(), load(name)) == []

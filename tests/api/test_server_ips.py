@@ -10,6 +10,8 @@ from openkeel.api.services import ApiServices
 from openkeel.db.repositories import instance_mappings, instances
 from openkeel.domain.instances import FlavorSnapshot, Instance
 from tests.client import ApiClient
+from tests.conformance.sample_catalog import load
+from tests.conformance.test_samples import shape_diff
 from tests.conftest import CELL1_UUID
 
 SERVER = "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d"
@@ -111,3 +113,13 @@ def test_query_strict_from_2102(api: ApiClient, services: ApiServices) -> None:
     assert api.get(f"{BASE}?x=1", version="2.101", token=USER).status_code == 200
     assert api.get(f"{BASE}?x=1", version="2.102", token=USER).status_code == 400
     assert api.get(f"{BASE}/public?x=1", version="2.102", token=USER).status_code == 400
+
+
+def test_nova_sample_shapes(api: ApiClient, services: ApiServices) -> None:
+    seed(services)
+    sample = load("server-ips/server-ips-resp.json")
+    assert shape_diff(api.get(BASE, token=USER).json(), sample, free=frozenset({"public"})) == [
+        "$.addresses: unexpected keys ['public']"
+    ]
+    resp = api.get(f"{BASE}/private", token=USER)
+    assert shape_diff(resp.json(), load("server-ips/server-ips-network-resp.json")) == []

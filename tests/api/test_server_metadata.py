@@ -12,6 +12,8 @@ from openkeel.api.services import ApiServices
 from openkeel.db.repositories import build_requests, instance_mappings, instances
 from openkeel.domain.instances import FlavorSnapshot, Instance, InstanceUpdate
 from tests.client import ApiClient
+from tests.conformance.sample_catalog import load
+from tests.conformance.test_samples import shape_diff
 from tests.conftest import CELL1_UUID
 
 SERVER = "5f0c9d1e-2b3a-4c4d-8e5f-6a7b8c9d0e1f"
@@ -203,3 +205,21 @@ def test_query_strict_from_2102(api: ApiClient, server: Any) -> None:
     assert api.get(f"{BASE}?x=1", version="2.101", token=USER).status_code == 200
     assert api.get(f"{BASE}?x=1", version="2.102", token=USER).status_code == 400
     assert api.get(f"{BASE}/a?x=1", version="2.102", token=USER).status_code == 400
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "req", "resp"),
+    [("GET", BASE, None, "server-metadata-all-resp.json"),
+     ("POST", BASE, "server-metadata-all-req.json", "server-metadata-all-resp.json"),
+     ("PUT", BASE, "server-metadata-all-req.json", "server-metadata-all-resp.json"),
+     ("GET", f"{BASE}/foo", None, "server-metadata-resp.json"),
+     ("PUT", f"{BASE}/foo", "server-metadata-req.json", "server-metadata-resp.json")],
+)  # fmt: skip
+def test_nova_sample_shapes(
+    api: ApiClient, services: ApiServices, method: str, path: str, req: str | None, resp: str
+) -> None:
+    seed(services, metadata={"foo": "Foo Value"})
+    body = load(f"server-metadata/{req}") if req else None
+    answer = api.request(method, path, json=body, token=USER)
+    assert answer.status_code == 200, answer.text
+    assert shape_diff(answer.json(), load(f"server-metadata/{resp}")) == []

@@ -12,6 +12,7 @@ from openkeel.api.services import ApiServices
 from openkeel.db.repositories import build_requests, instance_mappings, instances
 from openkeel.domain.instances import FlavorSnapshot, Instance, InstanceUpdate
 from tests.client import ApiClient
+from tests.conformance.sample_catalog import load
 from tests.conftest import CELL1_UUID
 
 SERVER = "3c4d5e6f-7a8b-4c9d-8e0f-1a2b3c4d5e6f"
@@ -206,3 +207,12 @@ def test_queries_stay_loose_at_2102(api: ApiClient, server: Any) -> None:
     # Nova never wired its 2.102 strict query schemas to the tags routes.
     assert api.get(f"{BASE}?x=1", version="2.102", token=USER).status_code == 200
     assert api.get(f"{BASE}/a?x=1", version="2.102", token=USER).status_code == 204
+
+
+def test_nova_sample_shapes(api: ApiClient, server: Any) -> None:
+    folder = "os-server-tags/v2.26"
+    body = load(f"{folder}/server-tags-put-all-req.json")
+    resp = api.put(BASE, json=body, version=V, token=USER)
+    assert resp.json() == load(f"{folder}/server-tags-put-all-resp.json")
+    resp = api.get(BASE, version=V, token=USER)
+    assert resp.json() == load(f"{folder}/server-tags-index-resp.json")
