@@ -99,12 +99,15 @@ class ComputeService:
             self.periodic.start()
         return self
 
-    def stop(self) -> None:
+    def stop(self, *, drain: bool = True) -> None:
+        """Stop serving. ``drain=False`` abandons operations in flight, as a crash would;
+        the next start on this host reconciles what they left behind."""
         self.periodic.stop()
         if self._server is not None:
-            self._server.stop()
+            self._server.stop(drain=drain)
             self._server = None
-        self.host.driver.cleanup_host(self.hostname)
+        if drain:
+            self.host.driver.cleanup_host(self.hostname)
 
     # --- registration ----------------------------------------------------------------------
 

@@ -67,15 +67,16 @@ class RpcServer:
                 self._listener = self.transport.listen(self.target, self._on_message)
         return self
 
-    def stop(self) -> None:
-        """Stop consuming and wait for the messages in progress."""
+    def stop(self, *, drain: bool = True) -> None:
+        """Stop consuming; with ``drain`` wait for the messages in progress, without it
+        abandon them (what a crash does: queued work is dropped, running work is orphaned)."""
         with self._lock:
             listener, pool = self._listener, self._pool
             self._listener = self._pool = None
         if listener is not None:
             listener.stop()
         if pool is not None:
-            pool.shutdown(wait=True)
+            pool.shutdown(wait=drain, cancel_futures=not drain)
 
     def _on_message(self, incoming: Incoming) -> None:
         pool = self._pool
