@@ -85,6 +85,18 @@ def test_reservation_id_and_multiple(ready: ApiClient, services: ApiServices) ->
         ({"availability_zone": "a:b:c:d"}, "2.1", "Unable to parse availability_zone"),
         ({"availability_zone": "nowhere"}, "2.1", "The requested availability zone is not available"),
         (
+            {"networks": [{"uuid": "6b8b4567-0000-4000-8000-0000000000ee"}]},
+            "2.1",
+            "Network 6b8b4567-0000-4000-8000-0000000000ee could not be found.",
+        ),
+        (
+            {"max_count": 2,
+             "networks": [{"uuid": "3b9bc1d4-7b0a-4c41-8f2b-0d0a6e1c0001", "fixed_ip": "10.0.0.9"}]},
+            "2.1",
+            "Failed to launch instances: max_count cannot be greater than 1 if an fixed_ip is "
+            "specified.",
+        ),
+        (
             {"networks": [{"uuid": "not-a-uuid"}]},
             "2.1",
             "Bad networks format: network uuid is not in proper format (not-a-uuid)",

@@ -7,6 +7,7 @@ Called by the servers create handler with a ``CreateServers`` command.
 
 from __future__ import annotations
 
+import dataclasses
 import secrets
 import uuid
 from collections.abc import Mapping
@@ -33,6 +34,8 @@ from openkeel.db.repositories import (
 )
 from openkeel.domain.errors import Invalid
 from openkeel.domain.flavors import Flavor, Viewer
+from openkeel.network.adapter import RequestedNetwork
+from openkeel.network.factory import get_network_adapter
 from openkeel.rpc.message import CallContext
 
 POLICY = "os_compute_api:servers:%s"
@@ -108,6 +111,7 @@ class ServerCreator:
         checks.requested_destination(self._services, cmd.requested_host, cmd.requested_node)
         booted = self._image(cmd, chosen)
         checks.user_data(cmd.user_data)
+        cmd = self._validate_networks(cmd)
         key = checks.keypair(self._services, str(ctx.user_id), cmd.key_name)
         ensure_no_volume_service(cmd.block_device_mappings)
         engine = QuotaEngine(self._services)
@@ -128,6 +132,23 @@ class ServerCreator:
         found = checks.image(self._services, caller, cmd.image_ref)
         checks.image_fits(found, chosen)
         return found
+
+    def _validate_networks(self, cmd: CreateServers) -> CreateServers:
+        """The network adapter's checks (unknown network, address in use ...); it may lower
+        ``max_count`` as Nova's port quota does."""
+        if cmd.networks == NETWORKS_NONE:
+            return cmd
+        adapter = get_network_adapter(self._conf, self._services.api_db)
+        if isinstance(cmd.networks, tuple):
+            requested = [RequestedNetwork.from_primitive(n.to_primitive()) for n in cmd.networks]
+        elif cmd.networks is not None:
+            requested = [RequestedNetwork(network_id=cmd.networks)]
+        else:
+            requested = []
+        allowed = adapter.validate_networks(requested, cmd.max_count)
+        if allowed < cmd.max_count:
+            return dataclasses.replace(cmd, max_count=max(allowed, cmd.min_count))
+        return cmd
 
     @staticmethod
     def _check_networks(cmd: CreateServers) -> None:
