@@ -12,9 +12,10 @@ from openkeel.api.resources.servers.show_options import (
     show_options,
     wanted,
 )
-from openkeel.api.usecases.servers.gathering import Located, RecordGatherer, Wanted
+from openkeel.api.usecases.servers.gathering import Located, RecordGatherer
 from openkeel.api.usecases.servers.listing import ServerLister
 from openkeel.api.usecases.servers.lookup import find_server
+from openkeel.api.usecases.servers.records import ServerRecord
 
 
 def show_server(req: ApiRequest) -> dict[str, Any]:
@@ -41,13 +42,9 @@ def list_servers(req: ApiRequest) -> dict[str, Any]:
     page = ServerLister(req.services, req.context).page(query)
     if page.empty_status:
         return {"servers": []}
-    records = RecordGatherer(req.services).gather(page.located, wanted_brief())
+    # The brief list shows only ids, names and links: no related facts to gather.
+    records = [ServerRecord(item.instance, down=item.down) for item in page.located]
     return views_list.index(req, records, _max_limit(req))
-
-
-def wanted_brief() -> Wanted:
-    """Nothing beyond the instances for the brief list."""
-    return Wanted(volumes=False)
 
 
 def list_servers_detail(req: ApiRequest) -> dict[str, Any]:

@@ -7,7 +7,12 @@ from typing import Any
 from openkeel.api.request import ApiRequest
 from openkeel.api.resources.servers import views_server
 from openkeel.api.resources.servers.create_request import normalize_name
-from openkeel.api.resources.servers.show_options import POLICY, show_options, wanted
+from openkeel.api.resources.servers.show_options import (
+    POLICY,
+    host_status_mode,
+    show_options,
+    wanted,
+)
 from openkeel.api.usecases.servers.gathering import Located, RecordGatherer
 from openkeel.api.usecases.servers.lifecycle import ServerLifecycle
 from openkeel.api.usecases.servers.update import UpdateServer, update_server
@@ -43,11 +48,8 @@ def update_server_handler(req: ApiRequest) -> dict[str, Any]:
     groups = req.at_least("2.71")
     opts = show_options(req, updated.project_id, full=full, server_groups=groups)
     opts = views_server.ShowOptions(**{**opts.__dict__, "security_groups": full})
-    need = wanted(req, None, groups)
-    if full:
-        from openkeel.api.resources.servers.show_options import host_status_mode
-
-        need = wanted(req, host_status_mode(req, updated.project_id), groups)
+    host_status = host_status_mode(req, updated.project_id) if full else None
+    need = wanted(req, host_status, groups)
     record = RecordGatherer(req.services).gather([Located(updated, found.cell_uuid)], need)
     return {"server": views_server.server(req, record[0], opts)}
 
