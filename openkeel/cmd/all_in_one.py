@@ -28,7 +28,7 @@ from openkeel.cmd.roles import (
 from openkeel.conf import make_config
 from openkeel.db.cells import CELL0_UUID
 from openkeel.rpc.transport import get_transport
-from openkeel.virt.fake import FakeDriver
+from openkeel.virt.loading import KUBEVIRT, compute_hosts, load_driver
 
 
 def clouds_yaml(url: str, identity: str) -> str:
@@ -58,9 +58,11 @@ def start_roles(
         roles.scheduler = start_scheduler(conf, transport, client, api_db, cell_dbs)
         roles.conductor = start_conductor(conf, transport, client, api_db, cell_dbs)
         cell1 = next((u, e) for u, e in cell_dbs.items() if u != CELL0_UUID)
-        roles.computes.append(
-            start_compute(conf, transport, client, api_db, cell1, FakeDriver(), conf.host)
-        )
+        for compute_host in compute_hosts(conf):
+            driver = load_driver(conf)
+            roles.computes.append(
+                start_compute(conf, transport, client, api_db, cell1, driver, compute_host)
+            )
     except BaseException:
         roles.stop()
         placement.stop()
@@ -68,7 +70,13 @@ def start_roles(
     return roles, placement
 
 
-def run(data_dir: str, host: str, port: int, config_files: Sequence[str]) -> int:
+def run(
+    data_dir: str,
+    host: str,
+    port: int,
+    config_files: Sequence[str],
+    kubeconfig: str | None = None,
+) -> int:
     """Bootstrap and serve until interrupted."""
     root = Path(data_dir).resolve()
     root.mkdir(parents=True, exist_ok=True)
@@ -79,6 +87,11 @@ def run(data_dir: str, host: str, port: int, config_files: Sequence[str]) -> int
             "api_database.connection": f"sqlite:///{root / 'nova_api.sqlite'}",
             "database.connection": f"sqlite:///{root / 'nova.sqlite'}",
             "state_path": str(root),
+            **(
+                {"compute_driver": KUBEVIRT, "kubevirt.kubeconfig": kubeconfig}
+                if kubeconfig
+                else {}
+            ),
         },
     )
     api_db, cell_dbs = bootstrap_embedded(conf)

@@ -21,6 +21,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     aio.add_argument("--port", type=int, default=8774, help="compute API port")
     aio.add_argument("--host", default="127.0.0.1", help="listen address")
     aio.add_argument("--config-file", action="append", default=[], help="extra nova.conf files")
+    aio.add_argument(
+        "--kubeconfig", help="run servers as KubeVirt VMs on this cluster (one host per node)"
+    )
     api = sub.add_parser("api", help="run the compute API role from configuration files")
     api.add_argument("--config-file", action="append", default=[], required=True)
     sub.add_parser("manage", help="database and cell administration (nova-manage)")
@@ -28,7 +31,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if ns.command == "all-in-one":
         from openkeel.cmd import all_in_one
 
-        return all_in_one.run(ns.data_dir, ns.host, ns.port, ns.config_file)
+        return all_in_one.run(ns.data_dir, ns.host, ns.port, ns.config_file, ns.kubeconfig)
     from openkeel.cmd import api as api_cmd
 
     return api_cmd.run(ns.config_file)

@@ -9,6 +9,13 @@ from oslo_config import cfg
 OPTS = [
     cfg.StrOpt("host", default=socket.gethostname(), help="Name of this node."),
     cfg.StrOpt(
+        "compute_driver",
+        default="fake.FakeDriver",
+        choices=["fake.FakeDriver", "kubevirt.KubevirtDriver"],
+        help="The virt driver of the compute role (Nova's option; OpenKeel has the simulated "
+        "driver and KubeVirt). With KubeVirt, each Kubernetes node is one compute host.",
+    ),
+    cfg.StrOpt(
         "transport_url",
         secret=True,
         default="inproc://",
