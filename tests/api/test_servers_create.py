@@ -257,3 +257,18 @@ def test_server_group_membership_and_quota(ready: ApiClient) -> None:
     missing = "6b8b4567-0000-4000-8000-00000000aaaa"
     resp = _post(ready, {}, **{"os:scheduler_hints": {"group": missing}})
     _error(resp, 400, f"Instance group {missing} could not be found.")
+
+
+def test_forced_host_zone_rules(ready: ApiClient, services: ApiServices) -> None:
+    body = {"server": {"name": "vm", "imageRef": IMAGE, "flavorRef": "1",
+                       "availability_zone": "nova:host1"}}  # fmt: skip
+    resp = ready.post("/v2.1/servers", json=body, token=ADMIN)
+    assert resp.status_code == 202, resp.text
+    with services.api_db.connect() as conn:
+        spec = request_specs.get(conn, resp.json()["server"]["id"])
+    assert (spec.availability_zone, spec.force_hosts) == ("nova", ("host1",))
+    body["server"]["availability_zone"] = "elsewhere:host1"
+    resp = ready.post("/v2.1/servers", json=body, token=ADMIN)
+    with services.api_db.connect() as conn:
+        spec = request_specs.get(conn, resp.json()["server"]["id"])
+    assert spec.availability_zone is None  # the host's own zone applies, as in Nova

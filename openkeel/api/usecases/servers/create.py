@@ -84,6 +84,8 @@ class ServerCreator:
         )
         if host or node:
             ctx.can(POLICY % "create:forced_host", target)
+            if host:
+                zone = checks.zone_for_forced_host(self._services, zone, host)
         if cmd.requested_host or cmd.requested_node:
             ctx.can("compute:servers:create:requested_destination", target)
             if host or node:

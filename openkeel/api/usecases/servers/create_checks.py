@@ -16,6 +16,7 @@ from openkeel.api.usecases.images import image_service
 from openkeel.api.usecases.quotas import QuotaEngine
 from openkeel.clients.image import Caller, Image, ImageNotFound
 from openkeel.db.repositories import host_mappings, server_extras
+from openkeel.db.repositories.availability_zones import zones_by_host
 from openkeel.db.repositories.flavors import FlavorRepository
 from openkeel.db.repositories.keypairs import KeyPairRepository
 from openkeel.db.repositories.server_groups import ServerGroupRepository
@@ -180,3 +181,15 @@ def zone_available(services: Any, zone: str) -> None:
     names = {z.name for z in AvailabilityZoneService(services).summary() if z.available}
     if zone not in names:
         raise Invalid("The requested availability zone is not available")
+
+
+def zone_for_forced_host(services: Any, zone: str | None, host: str) -> str | None:
+    """Nova's rule for ``zone:host``: keep the zone only when the host is in it (or both are
+    the default zone); otherwise drop it so the host's own zone applies."""
+    with services.api_db.connect() as api:
+        zones = sorted(zones_by_host(api, [host]).get(host, ()))
+    default = services.conf.default_availability_zone
+    if not zones:
+        return zone if zone == default else None
+    host_zone = zones[0]
+    return zone if zone == host_zone else None
