@@ -9,6 +9,7 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,9 +46,9 @@ def _wait_until_up(url: str, proc: subprocess.Popen[bytes], deadline: float) -> 
     raise TimeoutError(f"all-in-one did not answer at {url}")
 
 
-@pytest.fixture(scope="session")
-def cloud(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningCloud]:
-    data_dir = tmp_path_factory.mktemp("aio")
+@contextmanager
+def all_in_one(data_dir: Path, *extra_args: str, boot_timeout: float = 60) -> Iterator[RunningCloud]:
+    """Run ``openkeel all-in-one`` on a free port (plus ``extra_args``) until the block ends."""
     port = _free_port()
     log = (data_dir / "aio.log").open("wb")
     proc = subprocess.Popen(
@@ -60,6 +61,7 @@ def cloud(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningCloud]:
             str(data_dir),
             "--port",
             str(port),
+            *extra_args,
         ],
         stdout=log,
         stderr=subprocess.STDOUT,
@@ -67,9 +69,19 @@ def cloud(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningCloud]:
     )
     url = f"http://127.0.0.1:{port}/v2.1"
     try:
-        _wait_until_up(url + "/", proc, time.monotonic() + 60)
+        _wait_until_up(url + "/", proc, time.monotonic() + boot_timeout)
         yield RunningCloud(url, data_dir)
     finally:
         proc.terminate()
-        proc.wait(timeout=10)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
         log.close()
+
+
+@pytest.fixture(scope="session")
+def cloud(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningCloud]:
+    with all_in_one(tmp_path_factory.mktemp("aio")) as running:
+        yield running
