@@ -36,10 +36,19 @@ def serve(services: ApiServices, host: str, port: int) -> None:
 
 
 def run(config_files: Sequence[str]) -> int:
-    """Serve the API described by ``config_files``."""
+    """Serve the API described by ``config_files`` (other roles reached over its transport)."""
+    from openkeel.cmd.roles import api_clients
+    from openkeel.cmd.standalone import cell_engines
+    from openkeel.rpc.transport import get_transport
+
     conf = make_config(config_files=config_files)
     if not conf.api_database.connection:
         raise SystemExit("[api_database] connection is required")
-    services = ApiServices(conf=conf, api_db=make_engine(conf.api_database.connection))
+    api_db = make_engine(conf.api_database.connection)
+    transport = get_transport(conf.transport_url, exchange=conf.control_exchange)
+    services = ApiServices(
+        conf=conf, api_db=api_db, cell_dbs=cell_engines(api_db), **api_clients(transport)
+    )
     serve(services, conf.osapi_compute_listen, conf.osapi_compute_listen_port)
+    transport.close()
     return 0

@@ -27,11 +27,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     api = sub.add_parser("api", help="run the compute API role from configuration files")
     api.add_argument("--config-file", action="append", default=[], required=True)
     sub.add_parser("manage", help="database and cell administration (nova-manage)")
+    for role in ("conductor", "scheduler", "compute"):
+        one = sub.add_parser(role, help=f"run the {role} role from configuration files")
+        one.add_argument("--config-file", action="append", default=[], required=True)
     ns = parser.parse_args(args)
     if ns.command == "all-in-one":
         from openkeel.cmd import all_in_one
 
         return all_in_one.run(ns.data_dir, ns.host, ns.port, ns.config_file, ns.kubeconfig)
+    if ns.command in ("conductor", "scheduler", "compute"):
+        from openkeel.cmd import standalone
+
+        return standalone.run(ns.command, ns.config_file)
     from openkeel.cmd import api as api_cmd
 
     return api_cmd.run(ns.config_file)

@@ -21,6 +21,12 @@ OPTS = [
         default="inproc://",
         help="Messaging transport URL (inproc:// for the embedded default).",
     ),
+    cfg.StrOpt(
+        "control_exchange",
+        default="openkeel",
+        help="Exchange (and queue-name prefix) of the roles' RPC on the transport "
+        "(oslo.messaging's option; Nova's default is 'nova').",
+    ),
     cfg.StrOpt("my_ip", default="127.0.0.1", help="IP address of this host."),
     cfg.StrOpt(
         "default_availability_zone",

@@ -33,7 +33,12 @@ KEYSTONE_AUTHTOKEN_OPTS = [
 
 PLACEMENT_OPTS = [
     cfg.StrOpt("endpoint_override", help="Placement URL."),
-    cfg.StrOpt("auth_type", help="Auth plugin."),
+    cfg.StrOpt(
+        "auth_type",
+        help="Auth plugin: admin_token (or noauth) sends `token`; other "
+        "plugins are not supported yet by the standalone roles.",
+    ),
+    cfg.StrOpt("token", secret=True, default="admin", help="Token for admin_token/noauth."),
     cfg.StrOpt("region_name", help="Region."),
     cfg.StrOpt("valid_interfaces", default="internal,public", help="Endpoint interfaces."),
 ]

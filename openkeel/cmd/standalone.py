@@ -1,0 +1,88 @@
+"""One role per process: ``openkeel conductor|scheduler|compute --config-file nova.conf``.
+
+The scaled-out deployment: roles talk over the ``[DEFAULT] transport_url`` (RabbitMQ), use the
+Placement at ``[placement] endpoint_override`` and the databases of ``[api_database]`` and the
+cell mappings. The process runs until SIGINT or SIGTERM.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Sequence
+
+import httpx
+import sqlalchemy as sa
+from oslo_config import cfg
+
+from openkeel.clients.placement import PlacementClient
+from openkeel.cmd.roles import RoleSet, start_compute, start_conductor, start_scheduler
+from openkeel.conf import make_config
+from openkeel.db import cells
+from openkeel.db.engine import make_engine
+from openkeel.rpc.transport import get_transport
+from openkeel.virt.loading import compute_hosts, load_driver
+
+ROLES = ("conductor", "scheduler", "compute")
+
+
+def placement_client(conf: cfg.ConfigOpts) -> PlacementClient:
+    """A client of the configured Placement (token authentication)."""
+    endpoint = conf.placement.endpoint_override
+    if not endpoint:
+        raise SystemExit("[placement] endpoint_override is required for a standalone role")
+    if conf.placement.auth_type not in (None, "admin_token", "noauth", "none"):
+        raise SystemExit(f"[placement] auth_type {conf.placement.auth_type} is not supported")
+    http = httpx.Client(base_url=endpoint, headers={"X-Auth-Token": conf.placement.token})
+    return PlacementClient(http)
+
+
+def cell_engines(api_db: sa.Engine) -> dict[str, sa.Engine]:
+    """An engine per mapped cell (cell0 included)."""
+    return {
+        cell.uuid: make_engine(cell.database_connection)
+        for cell in cells.list_cells(api_db)
+        if cell.database_connection
+    }
+
+
+def start(role: str, conf: cfg.ConfigOpts) -> RoleSet:
+    """Start ``role`` with everything it needs from ``conf``."""
+    api_db = make_engine(conf.api_database.connection)
+    cell_dbs = cell_engines(api_db)
+    transport = get_transport(conf.transport_url, exchange=conf.control_exchange)
+    placement = placement_client(conf)
+    roles = RoleSet(transport)
+    if role == "scheduler":
+        roles.scheduler = start_scheduler(conf, transport, placement, api_db, cell_dbs)
+    elif role == "conductor":
+        roles.conductor = start_conductor(conf, transport, placement, api_db, cell_dbs)
+    else:
+        cell_uuid = cells.host_cell_uuid(api_db, conf.host) or _only_cell(api_db)
+        cell = (cell_uuid, cell_dbs[cell_uuid])
+        for host in compute_hosts(conf):
+            roles.computes.append(
+                start_compute(conf, transport, placement, api_db, cell, load_driver(conf), host)
+            )
+    return roles
+
+
+def _only_cell(api_db: sa.Engine) -> str:
+    found = [c.uuid for c in cells.list_cells(api_db) if not c.is_cell0]
+    if len(found) != 1:
+        raise SystemExit("host is not mapped and there is not exactly one cell: map it first")
+    return found[0]
+
+
+def run(role: str, config_files: Sequence[str]) -> int:
+    """Run ``role`` until interrupted."""
+    conf = make_config(config_files=config_files)
+    roles = start(role, conf)
+    print(f"OpenKeel {role} running on {conf.transport_url.split('@')[-1]}", flush=True)
+    stopping = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stopping.set())
+    stopping.wait()
+    roles.stop()
+    roles.transport.close()
+    return 0
