@@ -241,6 +241,8 @@ _SAMPLE_CASES = [
         ("instance-actions-list-with-changes-since.json", "?changes-since=2024-01-01T10:01:00"),
         ("instance-actions-list-with-changes-before.json", "?changes-before=2024-01-01T10:00:30"),
     )
+    # Only the samples Nova has (not every file exists in every microversion folder).
+    if (SAMPLES / _SAMPLE_DIR / folder / sample).exists()
 ]
 
 
@@ -249,8 +251,6 @@ def test_nova_sample_shapes(
     api: ApiClient, services: ApiServices, folder: str, sample: str, query: str
 ) -> None:
     name = f"{_SAMPLE_DIR}/{folder}/{sample}".replace("//", "/")
-    if not (SAMPLES / name).exists():
-        pytest.skip(f"Nova has no {name}")
     _seed_samples_state(services)
     token = USER if "non-admin" in sample else "admin:admin"
     version = folder[1:] if folder else "2.1"
