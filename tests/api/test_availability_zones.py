@@ -16,7 +16,11 @@ from openkeel.db.schema import cell as cell_tables
 from tests.client import ApiClient
 
 SAMPLES = Path("/work/shared/spec/nova-api-samples/os-availability-zone")
-NOW = datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
+
+
+def now() -> datetime.datetime:
+    """Naive UTC now, taken when needed (a module-level one goes stale in a long run)."""
+    return datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
 
 
 def _cell(services: ApiServices, tmp_path: Path) -> sa.Engine:
@@ -29,7 +33,7 @@ def _cell(services: ApiServices, tmp_path: Path) -> sa.Engine:
 def _service(engine: sa.Engine, host: str, binary: str, **extra: Any) -> None:
     values = {"host": host, "binary": binary, "topic": binary.removeprefix("nova-"),
               "disabled": False, "forced_down": False, "deleted": 0, "report_count": 0,
-              "last_seen_up": NOW, **extra}  # fmt: skip
+              "last_seen_up": now(), **extra}  # fmt: skip
     with engine.begin() as conn:
         conn.execute(sa.insert(cell_tables.services).values(**values))
 
@@ -79,7 +83,7 @@ def test_aggregate_zones_disabled_and_down(
     _service(cell, "c1", "nova-compute")
     _service(cell, "c2", "nova-compute", forced_down=True)
     _service(cell, "c3", "nova-compute", disabled=True)
-    _service(cell, "c4", "nova-compute", last_seen_up=NOW - datetime.timedelta(minutes=5))
+    _service(cell, "c4", "nova-compute", last_seen_up=now() - datetime.timedelta(minutes=5))
     _aggregate(services, "a1", "az1", ["c1", "c2"])
     _aggregate(services, "a2", "az2", ["c3"])
     listed = api.get("/v2.1/os-availability-zone").json()["availabilityZoneInfo"]

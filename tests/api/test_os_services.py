@@ -24,7 +24,13 @@ from openkeel.db.schema import cell as cell_tables
 from tests.client import ApiClient
 from tests.conftest import make_services
 
-NOW = datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
+
+def now() -> datetime.datetime:
+    """Naive UTC now, taken when needed: a module-level timestamp goes stale (down) once the
+    suite has run longer than service_down_time."""
+    return datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
+
+
 CELL1 = "3a1d9b5c-2b8e-4e0c-9a57-1c1f4b2f0a11"
 
 
@@ -37,7 +43,7 @@ class Cloud:
     cell: sa.Engine
 
     def service(self, host: str, binary: str, **values: Any) -> repo.ServiceRecord:
-        values.setdefault("last_seen_up", NOW)
+        values.setdefault("last_seen_up", now())
         with self.cell.begin() as conn:
             return repo.create_service(conn, host, binary, **values)
 
@@ -104,7 +110,9 @@ def _fault(resp: Any, status: int, message: str) -> None:
 
 def test_list_per_microversion(cloud: Cloud) -> None:
     svc, _ = cloud.compute("host1", disabled=True, disabled_reason="test2")
-    sched = cloud.service("host1", "nova-scheduler", last_seen_up=NOW - datetime.timedelta(hours=1))
+    sched = cloud.service(
+        "host1", "nova-scheduler", last_seen_up=now() - datetime.timedelta(hours=1)
+    )
     cloud.service("host1", "nova-osapi_compute")
     v21 = cloud.api.get("/v2.1/os-services", token="admin:admin").json()["services"]
     assert v21 == [
