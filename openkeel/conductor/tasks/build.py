@@ -125,6 +125,14 @@ class ScheduleAndBuildTask:
                 task_state=TaskState.SCHEDULING.value,
             )
         )
+        # Nova records the user's "create" action here, once the instance has a cell.
+        records.ensure_action(
+            instance.uuid,
+            "create",
+            self.context.request_id,
+            self.context.user_id,
+            self.context.project_id,
+        )
         with self.deps.api_db.begin() as conn:
             instance_mappings.set_cell(conn, instance.uuid, cell_uuid)
             try:
