@@ -47,7 +47,9 @@ def _wait_until_up(url: str, proc: subprocess.Popen[bytes], deadline: float) -> 
 
 
 @contextmanager
-def all_in_one(data_dir: Path, *extra_args: str, boot_timeout: float = 60) -> Iterator[RunningCloud]:
+def all_in_one(
+    data_dir: Path, *extra_args: str, boot_timeout: float = 60
+) -> Iterator[RunningCloud]:
     """Run ``openkeel all-in-one`` on a free port (plus ``extra_args``) until the block ends."""
     port = _free_port()
     log = (data_dir / "aio.log").open("wb")

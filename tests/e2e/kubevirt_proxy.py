@@ -133,7 +133,7 @@ def _handler_class(proxy: VirtApiProxy) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
-        def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+        def log_message(self, format: str, *args: object) -> None:
             return  # quiet: pytest shows failures, not traffic
 
         def _body(self) -> bytes:
@@ -155,9 +155,7 @@ def _handler_class(proxy: VirtApiProxy) -> type[BaseHTTPRequestHandler]:
                 self._answer(*answered)
                 return
             headers = {
-                key: value
-                for key, value in self.headers.items()
-                if key.lower() not in HOP_BY_HOP
+                key: value for key, value in self.headers.items() if key.lower() not in HOP_BY_HOP
             }
             headers["Accept-Encoding"] = "identity"  # streams are passed on as they come
             request = proxy.upstream.build_request(
@@ -191,6 +189,6 @@ def _handler_class(proxy: VirtApiProxy) -> type[BaseHTTPRequestHandler]:
             except (httpx.HTTPError, OSError):
                 self.close_connection = True  # client or upstream went away
 
-        do_GET = do_PUT = do_POST = do_PATCH = do_DELETE = _forward  # noqa: N815
+        do_GET = do_PUT = do_POST = do_PATCH = do_DELETE = _forward
 
     return Handler
