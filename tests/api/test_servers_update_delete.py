@@ -167,3 +167,31 @@ def test_admin_may_delete_locked(api: ApiClient, services: ApiServices) -> None:
     sid = create(api)["server"]["id"]
     place(services, sid, locked=True, locked_by="owner")
     assert api.delete(f"/v2.1/servers/{sid}", token=ADMIN).status_code == 204
+
+
+def test_pin_availability_zone_2_104(api: ApiClient, active: str) -> None:
+    def pin(zone: str | None) -> Any:
+        body = {"server": {"pinned_availability_zone": zone}}
+        return api.put(f"/v2.1/servers/{active}", json=body, version="2.104", token=USER)
+
+    _error(
+        pin("other"),
+        409,
+        "Server can only be pinned to its current availability zone 'nova', but 'other' "
+        "was requested.",
+    )
+    assert pin("nova").json()["server"]["pinned_availability_zone"] == "nova"
+    _error(
+        pin("other"),
+        409,
+        "Cannot change pinned availability zone directly. Unpin first by setting "
+        "pinned_availability_zone to null.",
+    )
+    assert pin(None).json()["server"]["pinned_availability_zone"] is None
+    resp = api.put(
+        f"/v2.1/servers/{active}",
+        json={"server": {"pinned_availability_zone": "nova"}},
+        version="2.103",
+        token=USER,
+    )
+    assert resp.status_code == 400
