@@ -39,7 +39,10 @@ DEADLINE = 30.0
 # KNOWN GAP: the KubeVirt driver reports no ``supported_instances``, so ImagePropertiesFilter
 # turns down every node for an image with ``hw_architecture`` (the seeded cirros has x86_64).
 # Until the driver reports them (arch from the node's ``kubernetes.io/arch``), run without it.
+# sync_power_state_interval = 1: a guest that powers off by itself shows within seconds.
 CONF = """\
+[DEFAULT]
+sync_power_state_interval = 1
 [kubevirt]
 namespace_scheme = {prefix}{{project_id}}
 [filter_scheduler]
@@ -265,6 +268,26 @@ def test_create_stop_start_reboot_delete(cloud_up: KubeCloud) -> None:
     assert owned_objects(env, sid) == {"DataVolume": [], "Secret": []}
     code, body = api(env.cloud, "GET", f"/servers/{sid}")
     assert (code, body) == (404, {"itemNotFound": {"code": 404, "message": f"Instance {sid} could not be found."}})  # fmt: skip
+
+
+def test_guest_powers_off_by_itself(cloud_up: KubeCloud) -> None:
+    """virt-handler reports the guest shut down (VMI phase Succeeded, no API call): the
+    compute host's power sync notices through the driver and stops the server like Nova."""
+    env = cloud_up
+    sid = create_server(env, "e2e-kv-poweroff")["id"]
+    name = f"instance-{sid}"
+    calls = len(env.virt_api.calls)
+
+    def shut_down(vmi: k.JsonObj) -> None:
+        vmi["status"]["phase"] = "Succeeded"
+        vmi["status"]["conditions"] = []
+
+    env.client.update(k.VMIS, name, shut_down, env.namespace)
+    server = server_status(env, sid, "SHUTOFF")
+    assert (server["OS-EXT-STS:vm_state"], server["OS-EXT-STS:power_state"]) == ("stopped", 4)
+    assert env.virt_api.calls[calls:] == []  # nothing to stop: the guest is already off
+    osc(env.cloud, "server", "delete", "--wait", sid, "--no-output")
+    assert env.vm(sid) is None and env.vmi(sid) is None
 
 
 def osc_or_gap(env: KubeCloud, *args: str) -> str | None:
