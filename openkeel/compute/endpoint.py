@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 
 from openkeel.compute.host import ComputeHost
 from openkeel.compute.operations import delete, power
+from openkeel.compute.operations import pause as pause_ops
 from openkeel.compute.operations.build import BuildArgs, build_and_run
 from openkeel.rpc.clients.compute import SERVER_VERSION
 from openkeel.rpc.message import CallContext
@@ -70,6 +71,21 @@ class ComputeEndpoint:
 
     def start_instance(self, context: CallContext, instance: Mapping[str, Any]) -> None:
         power.start(self._host, context, _uuid(instance))
+
+    def pause_instance(self, context: CallContext, instance: Mapping[str, Any]) -> None:
+        pause_ops.pause(self._host, context, _uuid(instance))
+
+    def unpause_instance(self, context: CallContext, instance: Mapping[str, Any]) -> None:
+        pause_ops.unpause(self._host, context, _uuid(instance))
+
+    def suspend_instance(self, context: CallContext, instance: Mapping[str, Any]) -> None:
+        pause_ops.suspend(self._host, context, _uuid(instance))
+
+    def resume_instance(self, context: CallContext, instance: Mapping[str, Any]) -> None:
+        pause_ops.resume(self._host, context, _uuid(instance))
+
+    def inject_network_info(self, context: CallContext, instance: Mapping[str, Any]) -> None:
+        pause_ops.inject_network_info(self._host, context, _uuid(instance))
 
     def reboot_instance(
         self,

@@ -121,6 +121,31 @@ class ComputeRpcClient(RoleRpcClient):
         version = self.pick_version("start_instance", "6.0", "5.0")
         self._to(_host_of(instance), version).cast(context, "start_instance", instance=instance)
 
+    def pause_instance(self, context: CallContext, instance: InstancePayload) -> None:
+        """Pause ``instance`` (cast)."""
+        self._instance_cast(context, "pause_instance", instance)
+
+    def unpause_instance(self, context: CallContext, instance: InstancePayload) -> None:
+        """Unpause ``instance`` (cast)."""
+        self._instance_cast(context, "unpause_instance", instance)
+
+    def suspend_instance(self, context: CallContext, instance: InstancePayload) -> None:
+        """Suspend ``instance`` (cast)."""
+        self._instance_cast(context, "suspend_instance", instance)
+
+    def resume_instance(self, context: CallContext, instance: InstancePayload) -> None:
+        """Resume a suspended ``instance`` (cast)."""
+        self._instance_cast(context, "resume_instance", instance)
+
+    def inject_network_info(self, context: CallContext, instance: InstancePayload) -> None:
+        """Push the network info into ``instance``'s guest (cast)."""
+        self._instance_cast(context, "inject_network_info", instance)
+
+    def _instance_cast(self, context: CallContext, method: str, instance: InstancePayload) -> None:
+        """Cast ``method(instance=...)`` to the instance's host (6.0, or 5.0 when capped)."""
+        version = self.pick_version(method, "6.0", "5.0")
+        self._to(_host_of(instance), version).cast(context, method, instance=instance)
+
     def reboot_instance(
         self,
         context: CallContext,

@@ -1,0 +1,2 @@
+"""os-admin-actions: ``os-resetState`` and ``injectNetworkInfo`` (``resetNetwork`` is gone: see
+the removed resource)."""

@@ -1,0 +1,1 @@
+"""os-pause-server: the ``pause`` and ``unpause`` server actions."""

@@ -1,0 +1,1 @@
+"""os-suspend-server: the ``suspend`` and ``resume`` server actions."""

@@ -1,0 +1,166 @@
+"""The simple server actions: pause/unpause, suspend/resume, lock/unlock, os-resetState and
+injectNetworkInfo, with Nova's lock, state-gate and instance-action rules.
+
+Called by the handlers of the pause_server, suspend_server, lock_server and admin_actions
+resources after they found the server and checked the main policy rule. Transitions set the
+task state (compare-and-swap on an idle task), record the instance action under the request id
+and cast to the compute host; lock, unlock and resetState are API-only writes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from openkeel.api.context import RequestContext
+from openkeel.api.usecases.servers.create import call_context
+from openkeel.api.usecases.servers.lifecycle import InstanceIsLocked
+from openkeel.api.usecases.servers.lookup import FoundServer, find_server
+from openkeel.db.repositories import instance_actions, instances
+from openkeel.domain.instances import Instance, InstanceUpdate
+from openkeel.domain.states import (
+    InstanceInvalidState,
+    TaskState,
+    VmState,
+    ensure_action_allowed,
+)
+
+LOCKED_REASON = "locked_reason"
+# os-resetState body values -> vm_state.
+RESET_STATES = {"active": VmState.ACTIVE.value, "error": VmState.ERROR.value}
+
+# operation -> (task state while in flight, instance action, ComputeRpcClient method)
+TRANSITIONS: dict[str, tuple[TaskState, str, str]] = {
+    "pause": (TaskState.PAUSING, "pause", "pause_instance"),
+    "unpause": (TaskState.UNPAUSING, "unpause", "unpause_instance"),
+    "suspend": (TaskState.SUSPENDING, "suspend", "suspend_instance"),
+    "resume": (TaskState.RESUMING, "resume", "resume_instance"),
+}
+
+
+class ServerActions:
+    """The simple actions on the servers of one caller."""
+
+    def __init__(self, services: Any, context: RequestContext) -> None:
+        self._services = services
+        self._context = context
+
+    def find(self, server_id: str) -> FoundServer:
+        """The server (404 when not visible to the caller)."""
+        return find_server(self._services, self._context, server_id)
+
+    def authorize(self, rule: str, found: FoundServer, with_user: bool = False) -> None:
+        """Policy ``rule`` on the server's project (and user when ``with_user``)."""
+        target = {"project_id": found.instance.project_id}
+        if with_user:
+            target["user_id"] = found.instance.user_id
+        self._context.can(rule, target)
+
+    # --- helpers ---------------------------------------------------------------------------
+
+    def _check_lock(self, inst: Instance) -> None:
+        if inst.locked and not self._context.is_admin:
+            raise InstanceIsLocked(inst.uuid)
+
+    def _cell(self, found: FoundServer, action: str) -> Any:
+        if found.cell_uuid is None:
+            # Only a build request exists: nothing to change yet (Nova has no row either).
+            inst = found.instance
+            raise InstanceInvalidState(action, inst.uuid, "vm_state", inst.vm_state)
+        return self._services.cell_dbs[found.cell_uuid]
+
+    def _start_action(self, conn: Any, uuid: str, action: str) -> None:
+        ctx = self._context
+        instance_actions.start_action(
+            conn,
+            uuid,
+            action,
+            request_id=ctx.request_id,
+            user_id=ctx.user_id,
+            project_id=ctx.project_id,
+        )
+
+    def _api_event(self, conn: Any, uuid: str, event: str) -> None:
+        """An ``api_<action>`` event that starts and succeeds at once (Nova's API events)."""
+        rid = self._context.request_id
+        instance_actions.start_event(conn, uuid, rid, event)
+        instance_actions.finish_event(conn, uuid, rid, event, result="Success")
+
+    def _compute(self) -> Any:
+        return getattr(self._services, "compute", None)
+
+    # --- pause / unpause / suspend / resume ------------------------------------------------
+
+    def transition(self, found: FoundServer, operation: str) -> None:
+        """pause, unpause, suspend or resume: gate, task state, action, cast to compute."""
+        task, action, method = TRANSITIONS[operation]
+        inst = found.instance
+        self._check_lock(inst)
+        ensure_action_allowed(
+            operation,
+            server_id=inst.uuid,
+            vm_state=inst.vm_state,
+            task_state=inst.task_state,
+            launched=inst.launched_at is not None,
+        )
+        with self._cell(found, operation).begin() as conn:
+            updated = instances.update(
+                conn, inst.uuid, InstanceUpdate(task_state=task.value), expected_task_state=[None]
+            )
+            self._start_action(conn, inst.uuid, action)
+        compute = self._compute()
+        if compute is not None:
+            getattr(compute, method)(call_context(self._context), updated)
+
+    # --- lock / unlock ---------------------------------------------------------------------
+
+    def is_expected_locked_by(self, found: FoundServer) -> bool:
+        """False when the lock was set by the other party (owner vs admin) than the caller."""
+        inst = found.instance
+        expected = "owner" if inst.project_id == self._context.project_id else "admin"
+        return not inst.locked_by or inst.locked_by == expected
+
+    def lock(self, found: FoundServer, reason: str | None) -> None:
+        """Lock the server; the owner re-locking a locked server changes nothing."""
+        inst = found.instance
+        is_owner = inst.project_id == self._context.project_id
+        if inst.locked and is_owner:
+            return
+        sysmeta = dict(inst.system_metadata)
+        if reason:
+            sysmeta[LOCKED_REASON] = reason
+        changes = InstanceUpdate(
+            locked=True, locked_by="owner" if is_owner else "admin", system_metadata=sysmeta
+        )
+        with self._cell(found, "lock").begin() as conn:
+            self._start_action(conn, inst.uuid, "lock")
+            instances.update(conn, inst.uuid, changes)
+            self._api_event(conn, inst.uuid, "api_lock")
+
+    def unlock(self, found: FoundServer) -> None:
+        """Unlock the server and forget its lock reason."""
+        inst = found.instance
+        sysmeta = {k: v for k, v in inst.system_metadata.items() if k != LOCKED_REASON}
+        changes = InstanceUpdate(locked=False, locked_by=None, system_metadata=sysmeta)
+        with self._cell(found, "unlock").begin() as conn:
+            self._start_action(conn, inst.uuid, "unlock")
+            instances.update(conn, inst.uuid, changes)
+            self._api_event(conn, inst.uuid, "api_unlock")
+
+    # --- admin actions ---------------------------------------------------------------------
+
+    def reset_state(self, found: FoundServer, state: str) -> None:
+        """os-resetState: vm_state active or error, no task (recorded as ``resetState``)."""
+        uuid = found.instance.uuid
+        changes = InstanceUpdate(vm_state=RESET_STATES[state], task_state=None)
+        with self._cell(found, "os-resetState").begin() as conn:
+            self._start_action(conn, uuid, "resetState")
+            instances.update(conn, uuid, changes)
+            instance_actions.finish_action(conn, uuid, self._context.request_id)
+
+    def inject_network_info(self, found: FoundServer) -> None:
+        """injectNetworkInfo: cast to the server's host (nothing to do without one)."""
+        inst = found.instance
+        self._check_lock(inst)
+        compute = self._compute()
+        if compute is not None and inst.host and found.cell_uuid is not None:
+            compute.inject_network_info(call_context(self._context), inst)
