@@ -1,0 +1,162 @@
+"""migrate_server (cold): resize or cold-migrate one instance, Nova's MigrationTask made robust.
+
+``MigrateTask.execute()``: record the migration (status ``pre-migrating``) in the instance's
+cell; move the instance's Placement allocation on the source to the migration's uuid (so the
+scheduler can claim the new flavor for the instance on the destination while the source keeps
+its resources until confirm/revert); ask the scheduler for a destination (the request spec
+carries the new flavor, ``ignore_hosts`` and any requested host); cast ``prep_resize`` to the
+destination compute. Any failure rolls back: the allocations move back to the instance, the
+migration goes to ``error``, the instance keeps its vm_state with no task state and gets a fault
+(NoValidHost: "No valid host was found. ..."), and the ``conductor_migrate_server`` event of
+the action records the error. Called by ``ComputeTaskEndpoint.migrate_server``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from openkeel.clients.placement_errors import PlacementError
+from openkeel.compute.records import InstanceRecords
+from openkeel.conductor.context import ConductorDeps
+from openkeel.conductor.selections import Destination
+from openkeel.conductor.tasks.build import instance_uuid_of
+from openkeel.db.repositories import instance_mappings, migrations
+from openkeel.domain import migrations as status
+from openkeel.domain.instances import FlavorSnapshot, Instance, InstanceNotFound, InstanceUpdate
+from openkeel.domain.migrations import Migration
+from openkeel.rpc.message import CallContext
+
+LOG = logging.getLogger(__name__)
+
+EVENT = "conductor_migrate_server"
+MIGRATION_CONSUMER = "MIGRATION"
+
+
+class MigrateTask:
+    """One resize / cold migration request."""
+
+    def __init__(
+        self,
+        deps: ConductorDeps,
+        context: CallContext,
+        instance: Mapping[str, Any] | str,
+        flavor: Mapping[str, Any] | None,
+        scheduler_hint: Mapping[str, Any] | None,
+        request_spec: Mapping[str, Any] | None,
+        clean_shutdown: bool = True,
+    ) -> None:
+        self.deps = deps
+        self.context = context
+        self.uuid = instance_uuid_of(instance)
+        self.flavor = FlavorSnapshot.from_primitive(flavor) if flavor else None
+        self.filter_properties = dict((scheduler_hint or {}).get("filter_properties") or {})
+        self.request_spec = dict(request_spec or {})
+        self.clean_shutdown = clean_shutdown
+        self.migration: Migration | None = None
+        self.moved = False
+
+    def execute(self) -> None:
+        with self.deps.api_db.connect() as conn:
+            cell_uuid = instance_mappings.get(conn, self.uuid).cell_uuid
+        if cell_uuid is None:
+            LOG.warning("Instance %s has no cell; nothing to migrate", self.uuid)
+            return
+        records = self.deps.records(cell_uuid)
+        request_id = self.context.request_id
+        records.event_start(self.uuid, request_id, EVENT, None)
+        failure: BaseException | None = None
+        try:
+            self._migrate(records)
+        except Exception as exc:
+            LOG.warning("Migration of %s failed: %s", self.uuid, exc)
+            failure = exc
+            self.rollback(records, exc)
+        records.event_finish(self.uuid, request_id, EVENT, failure)
+
+    def _migrate(self, records: InstanceRecords) -> None:
+        instance = records.get(self.uuid)
+        new_flavor = self.flavor or instance.flavor
+        self.migration = self._record(records, instance, new_flavor)
+        self.moved = self.deps.placement.move_allocations(
+            self.uuid, self.migration.uuid, target_consumer_type=MIGRATION_CONSUMER
+        )
+        spec = self._spec(instance, new_flavor)
+        answer = self.deps.scheduler.select_destinations(
+            self.context, spec, [self.uuid], return_objects=True, return_alternates=True
+        )
+        host_list = [Destination.from_primitive(s) for s in _first(answer)]
+        chosen, alternates = host_list[0], host_list[1:]
+        self.deps.compute.prep_resize(
+            self.context,
+            instance,
+            spec.get("image") or {},
+            new_flavor.to_primitive(),
+            chosen.host,
+            self.migration.to_primitive(),
+            spec,
+            self.filter_properties,
+            chosen.node,
+            clean_shutdown=self.clean_shutdown,
+            host_list=[alt.primitive for alt in alternates],
+        )
+
+    def _record(
+        self, records: InstanceRecords, instance: Instance, new_flavor: FlavorSnapshot
+    ) -> Migration:
+        same = (new_flavor.id, new_flavor.flavorid) == (
+            instance.flavor.id,
+            instance.flavor.flavorid,
+        )
+        with records.db.begin() as conn:
+            return migrations.create(
+                conn,
+                instance_uuid=self.uuid,
+                migration_type="migration" if same else "resize",
+                status=status.PRE_MIGRATING,
+                source_compute=instance.host,
+                source_node=instance.node,
+                old_instance_type_id=instance.flavor.id,
+                new_instance_type_id=new_flavor.id,
+                user_id=self.context.user_id,
+                project_id=self.context.project_id,
+            )
+
+    def _spec(self, instance: Instance, new_flavor: FlavorSnapshot) -> dict[str, Any]:
+        spec = dict(self.request_spec)
+        ignore = list(spec.get("ignore_hosts") or self.filter_properties.get("ignore_hosts") or [])
+        spec.update(
+            flavor=new_flavor.to_primitive(),
+            instance_uuid=self.uuid,
+            num_instances=1,
+            project_id=instance.project_id,
+            user_id=instance.user_id,
+            ignore_hosts=ignore,
+            force_hosts=[],
+            force_nodes=[],
+            retry=None,
+        )
+        return spec
+
+    def rollback(self, records: InstanceRecords, exc: BaseException) -> None:
+        """Allocations back to the instance, migration ``error``, task state cleared, fault."""
+        migration = self.migration
+        if migration is not None:
+            if self.moved:
+                try:
+                    self.deps.placement.move_allocations(migration.uuid, self.uuid)
+                except PlacementError:
+                    LOG.exception("Could not give %s its allocations back", self.uuid)
+            with records.db.begin() as conn:
+                migrations.update(conn, migration.id, status=status.ERROR)
+        try:
+            records.update(self.uuid, InstanceUpdate(task_state=None))
+            records.add_fault(self.uuid, exc, None)
+        except InstanceNotFound:
+            LOG.info("Instance %s is gone; nothing to roll back", self.uuid)
+
+
+def _first(answer: Any) -> list[Mapping[str, Any]]:
+    assert isinstance(answer, list) and answer, answer
+    return list(answer[0])

@@ -1,0 +1,82 @@
+"""Migrations: the record of one resize / cold migration (cell DB ``migrations``), Nova's statuses.
+
+Created by the conductor's migrate_server task, advanced by the compute resize operations,
+read by the servers API (confirm/revert find the ``finished`` one) and the os-migrations API.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import Any
+
+from openkeel.domain.errors import Invalid, NotFound
+
+# Nova's cold-move statuses, in order; "error" on failure.
+PRE_MIGRATING = "pre-migrating"
+MIGRATING = "migrating"
+POST_MIGRATING = "post-migrating"
+FINISHED = "finished"
+CONFIRMING = "confirming"
+CONFIRMED = "confirmed"
+REVERTING = "reverting"
+REVERTED = "reverted"
+ERROR = "error"
+
+
+class MigrationNotFound(NotFound):
+    def __init__(self, migration_id: int | str) -> None:
+        super().__init__(f"Migration {migration_id} could not be found.")
+
+
+class MigrationNotFoundByStatus(Invalid):
+    """No migration of the instance in that status (the API answers 400 for resize)."""
+
+    def __init__(self, instance_id: str, status: str) -> None:
+        super().__init__(f"Migration not found for instance {instance_id} with status {status}.")
+        self.instance_id = instance_id
+        self.status = status
+
+
+@dataclass(frozen=True)
+class Migration:
+    """One row of ``migrations``."""
+
+    id: int
+    uuid: str
+    instance_uuid: str
+    status: str
+    migration_type: str
+    source_compute: str | None = None
+    source_node: str | None = None
+    dest_compute: str | None = None
+    dest_node: str | None = None
+    dest_host: str | None = None
+    old_instance_type_id: int | None = None
+    new_instance_type_id: int | None = None
+    user_id: str | None = None
+    project_id: str | None = None
+    hidden: bool = False
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+
+    @property
+    def is_resize(self) -> bool:
+        return self.migration_type == "resize"
+
+    def to_primitive(self) -> dict[str, Any]:
+        data = asdict(self)
+        for key in ("created_at", "updated_at"):
+            value = data[key]
+            data[key] = value.isoformat() if value is not None else None
+        return data
+
+    @classmethod
+    def from_primitive(cls, data: Mapping[str, Any]) -> Migration:
+        names = cls.__dataclass_fields__
+        values = {k: v for k, v in data.items() if k in names}
+        for key in ("created_at", "updated_at"):
+            if isinstance(values.get(key), str):
+                values[key] = datetime.fromisoformat(values[key])
+        return cls(**values)
