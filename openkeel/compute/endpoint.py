@@ -11,8 +11,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from openkeel.compute.host import ComputeHost
-from openkeel.compute.operations import delete, power
+from openkeel.compute.operations import delete, power, resize_verify
 from openkeel.compute.operations import pause as pause_ops
+from openkeel.compute.operations import resize as resize_ops
 from openkeel.compute.operations.build import BuildArgs, build_and_run
 from openkeel.rpc.clients.compute import SERVER_VERSION
 from openkeel.rpc.message import CallContext
@@ -95,3 +96,72 @@ class ComputeEndpoint:
         reboot_type: str = "SOFT",
     ) -> None:
         power.reboot(self._host, context, _uuid(instance), reboot_type)
+
+    # --- resize / cold migration -------------------------------------------------------------
+
+    def prep_resize(
+        self,
+        context: CallContext,
+        instance: Mapping[str, Any],
+        image: Mapping[str, Any] | None = None,
+        flavor: Mapping[str, Any] | None = None,
+        migration: Mapping[str, Any] | None = None,
+        request_spec: Mapping[str, Any] | None = None,
+        filter_properties: Mapping[str, Any] | None = None,
+        node: str | None = None,
+        clean_shutdown: bool = True,
+        host_list: Sequence[Mapping[str, Any]] | None = None,
+    ) -> None:
+        extras = {"image": image, "request_spec": request_spec, "clean_shutdown": clean_shutdown}
+        resize_ops.prep_resize(
+            self._host, context, _uuid(instance), flavor or {}, migration or {}, node, extras
+        )
+
+    def resize_instance(
+        self,
+        context: CallContext,
+        instance: Mapping[str, Any],
+        migration: Mapping[str, Any],
+        image: Mapping[str, Any] | None = None,
+        flavor: Mapping[str, Any] | None = None,
+        request_spec: Mapping[str, Any] | None = None,
+        clean_shutdown: bool = True,
+    ) -> None:
+        extras = {"image": image, "request_spec": request_spec, "clean_shutdown": clean_shutdown}
+        resize_ops.resize_instance(self._host, context, _uuid(instance), migration, extras)
+
+    def finish_resize(
+        self,
+        context: CallContext,
+        instance: Mapping[str, Any],
+        migration: Mapping[str, Any],
+        image: Mapping[str, Any] | None = None,
+        disk_info: Mapping[str, Any] | None = None,
+        request_spec: Mapping[str, Any] | None = None,
+    ) -> None:
+        resize_ops.finish_resize(self._host, context, _uuid(instance), migration, disk_info or {})
+
+    def confirm_resize(
+        self, context: CallContext, instance: Mapping[str, Any], migration: Mapping[str, Any]
+    ) -> None:
+        resize_verify.confirm_resize(self._host, context, _uuid(instance), migration)
+
+    def revert_resize(
+        self,
+        context: CallContext,
+        instance: Mapping[str, Any],
+        migration: Mapping[str, Any],
+        request_spec: Mapping[str, Any] | None = None,
+    ) -> None:
+        resize_verify.revert_resize(
+            self._host, context, _uuid(instance), migration, request_spec or {}
+        )
+
+    def finish_revert_resize(
+        self,
+        context: CallContext,
+        instance: Mapping[str, Any],
+        migration: Mapping[str, Any],
+        request_spec: Mapping[str, Any] | None = None,
+    ) -> None:
+        resize_verify.finish_revert_resize(self._host, context, _uuid(instance), migration)

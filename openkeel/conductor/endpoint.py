@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 
 from openkeel.conductor.context import ConductorDeps
 from openkeel.conductor.tasks.build import BuildArgs, RescheduleTask, ScheduleAndBuildTask
+from openkeel.conductor.tasks.migrate import MigrateTask
 from openkeel.rpc.clients.conductor import SERVER_VERSION
 from openkeel.rpc.message import CallContext
 
@@ -60,3 +61,24 @@ class ComputeTaskEndpoint:
                 self._deps, context, instance, host_list, filter_properties or {},
                 request_spec, args,
             ).execute()  # fmt: skip
+
+    def migrate_server(
+        self,
+        context: CallContext,
+        instance: Mapping[str, Any],
+        scheduler_hint: Mapping[str, Any] | None = None,
+        live: bool = False,
+        rebuild: bool = False,
+        flavor: Mapping[str, Any] | None = None,
+        block_migration: bool | None = None,
+        disk_over_commit: bool | None = None,
+        reservations: Sequence[str] | None = None,
+        clean_shutdown: bool = True,
+        request_spec: Mapping[str, Any] | None = None,
+        host_list: Sequence[Mapping[str, Any]] | None = None,
+    ) -> None:
+        if live or rebuild:
+            raise NotImplementedError("Only cold migrations are served by migrate_server")
+        MigrateTask(
+            self._deps, context, instance, flavor, scheduler_hint, request_spec, clean_shutdown
+        ).execute()

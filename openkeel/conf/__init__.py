@@ -13,6 +13,7 @@ from oslo_policy import opts as policy_opts
 
 from openkeel.conf import api, compute, database, default, glance, quota, scheduler, services
 from openkeel.conf import kubevirt as kubevirt_opts
+from openkeel.conf import resize as resize_opts
 
 
 def make_config(
@@ -35,6 +36,7 @@ def make_config(
         services,
         scheduler,
         kubevirt_opts,
+        resize_opts,
     ):
         module.register(conf)
     # [oslo_policy] (policy_file, enforce_scope ...) is oslo.policy's own group.

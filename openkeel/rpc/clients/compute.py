@@ -163,6 +163,108 @@ class ComputeRpcClient(RoleRpcClient):
             reboot_type=reboot_type,
         )
 
+    # --- resize / cold migration (openkeel.compute.operations.resize) -----------------------
+
+    def prep_resize(
+        self,
+        context: CallContext,
+        instance: InstancePayload,
+        image: Payload,
+        flavor: Payload,
+        host: str,
+        migration: Payload,
+        request_spec: Payload,
+        filter_properties: Payload,
+        node: str | None,
+        clean_shutdown: bool = True,
+        host_list: Sequence[Payload] | None = None,
+    ) -> None:
+        """Destination: claim for the new flavor, then ask the source to resize (cast)."""
+        version = self.pick_version("prep_resize", "6.0")
+        self._to(host, version).cast(
+            context, "prep_resize", instance=instance, image=image, flavor=flavor,
+            migration=migration, request_spec=request_spec, filter_properties=filter_properties,
+            node=node, clean_shutdown=clean_shutdown, host_list=list(host_list or []),
+        )  # fmt: skip
+
+    def resize_instance(
+        self,
+        context: CallContext,
+        instance: InstancePayload,
+        migration: Payload,
+        image: Payload,
+        flavor: Payload,
+        request_spec: Payload,
+        clean_shutdown: bool = True,
+    ) -> None:
+        """Source (``instance.host``): power off and hand the disks over (cast)."""
+        version = self.pick_version("resize_instance", "6.0")
+        self._to(_host_of(instance), version).cast(
+            context, "resize_instance", instance=instance, migration=migration, image=image,
+            flavor=flavor, request_spec=request_spec, clean_shutdown=clean_shutdown,
+        )  # fmt: skip
+
+    def finish_resize(
+        self,
+        context: CallContext,
+        instance: InstancePayload,
+        migration: Payload,
+        image: Payload,
+        disk_info: Payload,
+        host: str,
+        request_spec: Payload,
+    ) -> None:
+        """Destination: define the guest with the new flavor (cast)."""
+        version = self.pick_version("finish_resize", "6.0")
+        self._to(host, version).cast(
+            context, "finish_resize", instance=instance, migration=migration, image=image,
+            disk_info=disk_info, request_spec=request_spec,
+        )  # fmt: skip
+
+    def confirm_resize(
+        self,
+        context: CallContext,
+        instance: InstancePayload,
+        migration: Payload,
+        host: str,
+        cast: bool = True,
+    ) -> None:
+        """Source: delete the old guest and the migration's allocations."""
+        version = self.pick_version("confirm_resize", "6.0")
+        rpc = self._to(host, version)
+        send = rpc.cast if cast else rpc.call
+        send(context, "confirm_resize", instance=instance, migration=migration)
+
+    def revert_resize(
+        self,
+        context: CallContext,
+        instance: InstancePayload,
+        migration: Payload,
+        host: str,
+        request_spec: Payload,
+    ) -> None:
+        """Destination: destroy the new guest, then let the source restore the old (cast)."""
+        version = self.pick_version("revert_resize", "6.0")
+        self._to(host, version).cast(
+            context, "revert_resize", instance=instance, migration=migration,
+            request_spec=request_spec,
+        )  # fmt: skip
+
+    def finish_revert_resize(
+        self,
+        context: CallContext,
+        instance: InstancePayload,
+        migration: Payload,
+        host: str,
+        request_spec: Payload,
+    ) -> None:
+        """Source: restore the old guest, flavor and allocations (cast)."""
+        version = self.pick_version("finish_revert_resize", "6.0")
+        self._to(host, version).cast(
+            context, "finish_revert_resize", instance=instance, migration=migration,
+            request_spec=request_spec,
+        )  # fmt: skip
+
     def _to(self, host: str, version: str) -> RpcClient:
         return self.rpc.prepare(server=host, version=version)
 

@@ -79,3 +79,38 @@ class ConductorRpcClient(RoleRpcClient):
         if version == "1.19":
             args["host_lists"] = None if host_lists is None else [list(h) for h in host_lists]
         self.rpc.prepare(version=version).cast(context, "build_instances", **args)
+
+    def migrate_server(
+        self,
+        context: CallContext,
+        instance: Payload,
+        scheduler_hint: Payload,
+        live: bool,
+        rebuild: bool,
+        flavor: Payload | None,
+        block_migration: bool | None,
+        disk_over_commit: bool | None,
+        reservations: Sequence[str] | None = None,
+        clean_shutdown: bool = True,
+        request_spec: Payload | None = None,
+        host_list: Sequence[Payload] | None = None,
+        do_cast: bool = False,
+    ) -> None:
+        """Resize or cold-migrate ``instance`` (call, or cast with ``do_cast``)."""
+        version = self.pick_version("migrate_server", "1.20", "1.13")
+        args: dict[str, object] = {
+            "instance": instance,
+            "scheduler_hint": scheduler_hint,
+            "live": live,
+            "rebuild": rebuild,
+            "flavor": flavor,
+            "block_migration": block_migration,
+            "disk_over_commit": disk_over_commit,
+            "reservations": reservations,
+            "clean_shutdown": clean_shutdown,
+            "request_spec": request_spec,
+        }
+        if version == "1.20":
+            args["host_list"] = None if host_list is None else list(host_list)
+        rpc = self.rpc.prepare(version=version, timeout=self.long_timeout)
+        (rpc.cast if do_cast else rpc.call)(context, "migrate_server", **args)

@@ -5,6 +5,7 @@ createImage, trigger_crash_dump): they answer Nova's 404 (unknown server), 403 (
 from __future__ import annotations
 
 from openkeel.api.request import ApiRequest
+from openkeel.api.resources.migrate_server import handlers as resize_handlers
 from openkeel.api.usecases.servers.lifecycle import ServerLifecycle
 from openkeel.domain.errors import NotImplementedYet
 from openkeel.domain.states import ensure_action_allowed
@@ -25,19 +26,10 @@ def _refuse(req: ApiRequest, policy_action: str, gate: str, name: str) -> None:
     raise NotImplementedYet(f"The '{name}' server action is not supported yet.")
 
 
-def confirm_resize(req: ApiRequest) -> None:
-    """confirmResize."""
-    _refuse(req, "confirm_resize", "confirm_resize", "confirmResize")
-
-
-def revert_resize(req: ApiRequest) -> None:
-    """revertResize."""
-    _refuse(req, "revert_resize", "revert_resize", "revertResize")
-
-
-def resize(req: ApiRequest) -> None:
-    """resize."""
-    _refuse(req, "resize", "resize", "resize")
+# resize, confirmResize and revertResize are served by openkeel.api.resources.migrate_server.
+confirm_resize = resize_handlers.confirm_resize
+revert_resize = resize_handlers.revert_resize
+resize = resize_handlers.resize
 
 
 def rebuild(req: ApiRequest) -> None:
