@@ -258,8 +258,12 @@ def test_reset_state_errors(api: ApiClient, services: ApiServices, active: str) 
            "performed.")  # fmt: skip
     resp = _action(api, MISSING, {"os-resetState": {"state": "error"}}, token=ADMIN)
     _error(resp, 404, f"Instance {MISSING} could not be found.")
-    for body in ({"os-resetState": {"state": "paused"}}, {"os-resetState": {}},
-                 {"os-resetState": None}):  # fmt: skip
+    bodies: list[Any] = [
+        {"os-resetState": {"state": "paused"}},
+        {"os-resetState": {}},
+        {"os-resetState": None},
+    ]
+    for body in bodies:
         assert _action(api, active, body, token=ADMIN).status_code == 400
     # A lock does not stop an admin reset.
     _set(services, active, locked=True, locked_by="owner")

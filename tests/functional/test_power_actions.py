@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from openkeel.virt.errors import PermanentDriverError
 from tests.functional.conftest import IMAGE, Cloud
 
 MEMBER = "demo:demo"
@@ -95,3 +96,31 @@ def test_reset_state(cloud: Cloud) -> None:
     assert _act(cloud, sid, {"injectNetworkInfo": None}).status_code == 202
     listed = cloud.api.get(f"/v2.1/servers/{sid}/os-instance-actions").json()["instanceActions"]
     assert [a["action"] for a in listed].count("resetState") == 2
+
+
+def test_driver_without_pause_reverts_the_task(cloud: Cloud) -> None:
+    (service,) = cloud.computes.values()
+    service.host.driver.unsupported = frozenset({"pause", "suspend"})
+    sid = cloud.boot("n-1")["id"]
+    assert cloud.wait(sid)["status"] == "ACTIVE"
+    for key in ("pause", "suspend"):
+        assert _act(cloud, sid, {key: None}).status_code == 202
+        # Nova: the task state is reverted, the vm_state kept, the event and a fault say why.
+        assert _state(cloud.wait(sid)) == ("ACTIVE", "active", 1)
+        assert _events(cloud, sid, key) == {f"compute_{key}_instance": "Error"}
+
+
+def test_failed_suspend_puts_the_server_in_error(cloud: Cloud) -> None:
+    (service,) = cloud.computes.values()
+
+    def broken(_instance: Any) -> None:
+        raise PermanentDriverError("disk full while saving memory")
+
+    service.host.driver.suspend = broken  # type: ignore[method-assign, assignment]
+    sid = cloud.boot("e-1")["id"]
+    assert cloud.wait(sid)["status"] == "ACTIVE"
+    assert _act(cloud, sid, {"suspend": None}).status_code == 202
+    server = cloud.wait(sid)
+    assert server["status"] == "ERROR"
+    assert server["fault"]["message"] == "disk full while saving memory"
+    assert _events(cloud, sid, "suspend") == {"compute_suspend_instance": "Error"}
