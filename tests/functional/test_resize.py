@@ -1,0 +1,117 @@
+"""Resize and cold migration across every role (api → conductor → scheduler → compute), on
+both transports: resize + confirm, resize + revert, cold migrate, and no valid destination."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from tests.functional.conftest import Cloud
+
+# Standard flavors seeded by openkeel.cmd.bootstrap: 1 = m1.tiny, 2 = m1.small.
+TINY = {"VCPU": 1, "MEMORY_MB": 512, "DISK_GB": 1}
+SMALL = {"VCPU": 1, "MEMORY_MB": 2048, "DISK_GB": 20}
+
+
+def _action(cloud: Cloud, server_id: str, body: dict[str, Any], status: int = 202) -> None:
+    resp = cloud.api.post(f"/v2.1/servers/{server_id}/action", body, version="2.56")
+    assert resp.status_code == status, resp.text
+
+
+def _settled(cloud: Cloud, server_id: str, timeout: float = 30) -> dict[str, Any]:
+    """Wait past VERIFY_RESIZE: confirmResize runs asynchronously without a task state."""
+    deadline = time.monotonic() + timeout
+    while True:
+        server = cloud.wait(server_id)
+        if server["status"] != "VERIFY_RESIZE" or time.monotonic() > deadline:
+            return server
+        time.sleep(0.05)  # polling a real RPC cast, bounded by the deadline
+
+
+def _booted(cloud: Cloud) -> tuple[str, str]:
+    cloud.add_compute()
+    server = cloud.wait(cloud.boot("mover")["id"])
+    assert server["status"] == "ACTIVE", server
+    return server["id"], server["OS-EXT-SRV-ATTR:host"]
+
+
+def _actions(cloud: Cloud, server_id: str) -> list[str]:
+    body = cloud.api.get(f"/v2.1/servers/{server_id}/os-instance-actions").json()
+    return sorted(a["action"] for a in body["instanceActions"])
+
+
+def test_resize_then_confirm(cloud: Cloud) -> None:
+    server_id, source = _booted(cloud)
+    _action(cloud, server_id, {"resize": {"flavorRef": "2"}})
+    server = cloud.wait(server_id)
+    assert server["status"] == "VERIFY_RESIZE", server
+    assert server["flavor"]["original_name"] == "m1.small"
+    assert server["OS-EXT-SRV-ATTR:host"] != source
+    _action(cloud, server_id, {"confirmResize": None}, status=204)
+    server = _settled(cloud, server_id)
+    assert (server["status"], server["OS-EXT-STS:vm_state"]) == ("ACTIVE", "active")
+    assert server["flavor"]["original_name"] == "m1.small"
+    assert cloud.usage() == SMALL
+    assert _actions(cloud, server_id) == ["confirmResize", "create", "resize"]
+
+
+def test_resize_then_revert(cloud: Cloud) -> None:
+    server_id, source = _booted(cloud)
+    _action(cloud, server_id, {"resize": {"flavorRef": "2"}})
+    assert cloud.wait(server_id)["status"] == "VERIFY_RESIZE"
+    assert cloud.usage() == {k: TINY[k] + SMALL[k] for k in TINY}
+    _action(cloud, server_id, {"revertResize": None})
+    server = cloud.wait(server_id)
+    assert server["status"] == "ACTIVE", server
+    assert server["flavor"]["original_name"] == "m1.tiny"
+    assert server["OS-EXT-SRV-ATTR:host"] == source
+    assert cloud.usage() == TINY
+    _action(cloud, server_id, {"confirmResize": None}, status=409)
+
+
+def test_cold_migrate_to_the_other_host(cloud: Cloud) -> None:
+    server_id, source = _booted(cloud)
+    _action(cloud, server_id, {"migrate": None})
+    server = cloud.wait(server_id)
+    assert server["status"] == "VERIFY_RESIZE", server
+    assert server["OS-EXT-SRV-ATTR:host"] not in (source, None)
+    _action(cloud, server_id, {"confirmResize": {}}, status=204)
+    server = _settled(cloud, server_id)
+    assert server["status"] == "ACTIVE"
+    assert server["flavor"]["original_name"] == "m1.tiny"
+    assert cloud.usage() == TINY
+    migrations = cloud.api.get(f"/v2.1/os-migrations?instance_uuid={server_id}", version="2.59")
+    if migrations.status_code == 200:
+        (record,) = migrations.json()["migrations"]
+        assert (record["status"], record["migration_type"]) == ("confirmed", "migration")
+
+
+def test_resize_without_a_destination_keeps_the_server_active(cloud: Cloud) -> None:
+    server = cloud.wait(cloud.boot("alone")["id"])  # the only host: no other destination
+    _action(cloud, server["id"], {"resize": {"flavorRef": "2"}})
+    after = cloud.wait(server["id"])
+    assert (after["status"], after["OS-EXT-STS:task_state"]) == ("ACTIVE", None), after
+    assert after["flavor"]["original_name"] == "m1.tiny"
+    assert cloud.usage() == TINY
+    actions = cloud.api.get(f"/v2.1/servers/{server['id']}/os-instance-actions").json()
+    resize = next(a for a in actions["instanceActions"] if a["action"] == "resize")
+    detail = cloud.api.get(
+        f"/v2.1/servers/{server['id']}/os-instance-actions/{resize['request_id']}",
+        version="2.51",
+    ).json()["instanceAction"]
+    events = {e["event"]: e["result"] for e in detail["events"]}
+    assert events == {"conductor_migrate_server": "Error"}, detail
+
+
+def test_same_host_resize_when_allowed(cloud: Cloud) -> None:
+    cloud.services.conf.set_override("allow_resize_to_same_host", True)
+    server = cloud.wait(cloud.boot("here")["id"])
+    _action(cloud, server["id"], {"resize": {"flavorRef": "2"}})
+    resized = cloud.wait(server["id"])
+    assert resized["status"] == "VERIFY_RESIZE", resized
+    assert resized["OS-EXT-SRV-ATTR:host"] == server["OS-EXT-SRV-ATTR:host"]
+    _action(cloud, server["id"], {"revertResize": None})
+    server = cloud.wait(server["id"])
+    assert server["status"] == "ACTIVE"
+    assert server["flavor"]["original_name"] == "m1.tiny"
+    assert cloud.usage() == TINY
