@@ -81,9 +81,13 @@ def test_cold_migrate_to_the_other_host(cloud: Cloud) -> None:
     assert server["flavor"]["original_name"] == "m1.tiny"
     assert cloud.usage() == TINY
     migrations = cloud.api.get(f"/v2.1/os-migrations?instance_uuid={server_id}", version="2.59")
-    if migrations.status_code == 200:
-        (record,) = migrations.json()["migrations"]
-        assert (record["status"], record["migration_type"]) == ("confirmed", "migration")
+    assert migrations.status_code == 200, migrations.text
+    (record,) = migrations.json()["migrations"]
+    assert (record["status"], record["migration_type"]) == ("confirmed", "migration")
+    assert (record["source_compute"], record["dest_compute"]) == (
+        source,
+        server["OS-EXT-SRV-ATTR:host"],
+    )
 
 
 def test_resize_without_a_destination_keeps_the_server_active(cloud: Cloud) -> None:

@@ -1,0 +1,1 @@
+"""GET /os-migrations: migration records of every cell (Nova's migrations controller)."""
