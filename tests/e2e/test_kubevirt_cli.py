@@ -3,8 +3,10 @@
 The all-in-one runs with ``--kubeconfig`` (the KubeVirt driver, one compute host per node)
 against the real kube-apiserver through :class:`~tests.e2e.kubevirt_proxy.VirtApiProxy`, which
 plays virt-api's subresources; the :class:`~tests.virt.kubevirt.simulator.Simulator` in this
-process plays KubeVirt's controllers. Each step checks the server status the CLI sees and the
-VirtualMachine / VirtualMachineInstance objects on the API server. Skips locally (fails under
+process plays KubeVirt's controllers. create / stop / start / reboot (soft, hard) / pause /
+unpause / resize + confirm / delete each check the server status the API reports and the
+VirtualMachine / VirtualMachineInstance objects on the API server (and which virt-api calls
+were made). Skips locally (fails under
 ``CI``) when the API server is not answering: ``bash scripts/start-kube-apiserver.sh``.
 """
 
@@ -27,7 +29,7 @@ import pytest
 from openkeel.virt.kubevirt import client as k
 from tests.e2e.conftest import RunningCloud, all_in_one
 from tests.e2e.kubevirt_proxy import VirtApiProxy
-from tests.e2e.test_openstack_cli import OPENSTACK, osc
+from tests.e2e.test_openstack_cli import osc
 from tests.virt.kubevirt import kube_env
 from tests.virt.kubevirt.simulator import Simulator, StandInVirtApi
 
@@ -111,12 +113,6 @@ def server_status(env: KubeCloud, server_id: str, wanted: str) -> k.JsonObj:
         return server if done else None
 
     return wait_for(settled, f"server {server_id} to be {wanted}")
-
-
-def cli_env(cloud: RunningCloud) -> dict[str, str]:
-    """The environment ``osc`` runs the CLI with: only our clouds.yaml, no OS_* leftovers."""
-    env = {key: value for key, value in os.environ.items() if not key.startswith("OS_")}
-    return {**env, "OS_CLIENT_CONFIG_FILE": str(cloud.clouds_yaml), "PYTHONWARNINGS": "ignore"}
 
 
 def _connect() -> k.KubeClient:
@@ -290,27 +286,9 @@ def test_guest_powers_off_by_itself(cloud_up: KubeCloud) -> None:
     assert env.vm(sid) is None and env.vmi(sid) is None
 
 
-def osc_or_gap(env: KubeCloud, *args: str) -> str | None:
-    """Run an ``openstack`` command; the API's answer when it says the action is not there
-    yet (400 "no such action" or 501), so the caller can skip; any other failure fails."""
-    done = subprocess.run(
-        [OPENSTACK, "--os-cloud", "openkeel", *args],
-        env=cli_env(env.cloud),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    if done.returncode == 0:
-        return None
-    err = done.stderr
-    gap = "There is no such action" in err or ("501" in err and "not supported yet" in err)
-    assert gap, f"{' '.join(args)} failed:\n{done.stderr}"
-    return done.stderr.strip()
-
-
 @pytest.fixture(scope="module")
 def spare_server(cloud_up: KubeCloud) -> Iterator[str]:
-    """An ACTIVE server for the actions the API may not offer yet (each test leaves it ACTIVE)."""
+    """An ACTIVE server shared by the pause and resize tests (each leaves it ACTIVE)."""
     sid: str = create_server(cloud_up, "e2e-kv-spare")["id"]
     yield sid
     osc(cloud_up.cloud, "server", "delete", "--wait", sid, "--no-output")
@@ -319,9 +297,8 @@ def spare_server(cloud_up: KubeCloud) -> Iterator[str]:
 
 def test_pause_unpause(cloud_up: KubeCloud, spare_server: str) -> None:
     env, sid = cloud_up, spare_server
-    gap = osc_or_gap(env, "server", "pause", sid)
-    if gap:
-        pytest.skip(f"the servers API has no pause action yet: {gap}")
+    name, uid = f"instance-{sid}", running_vmi(env, sid)["metadata"]["uid"]
+    osc(env.cloud, "server", "pause", sid, "--no-output")
     assert server_status(env, sid, "PAUSED")["OS-EXT-STS:power_state"] == 3
     wait_for(lambda: vm_status(env, sid) == "Paused", "VM printableStatus Paused")
     conditions = running_vmi(env, sid)["status"]["conditions"]
@@ -329,19 +306,27 @@ def test_pause_unpause(cloud_up: KubeCloud, spare_server: str) -> None:
     osc(env.cloud, "server", "unpause", sid, "--no-output")
     assert server_status(env, sid, "ACTIVE")["OS-EXT-STS:power_state"] == 1
     wait_for(lambda: vm_status(env, sid) == "Running", "VM printableStatus Running")
+    assert running_vmi(env, sid)["metadata"]["uid"] == uid  # the same guest, never restarted
+    assert [c for c in env.virt_api.calls if c[1] == name][-2:] == [("pause", name), ("unpause", name)]  # fmt: skip
 
 
 def test_resize_and_confirm(cloud_up: KubeCloud, spare_server: str) -> None:
+    """m1.tiny -> m1.small; Nova's default (no resize to the same host) moves it to the other
+    node: the same VirtualMachine is rewritten and pinned there."""
     env, sid = cloud_up, spare_server
-    gap = osc_or_gap(env, "server", "resize", "--flavor", "m1.small", "--wait", sid)
-    if gap:
-        pytest.skip(f"the servers API cannot resize yet: {gap}")
-    server_status(env, sid, "VERIFY_RESIZE")
+    source = server_status(env, sid, "ACTIVE")["OS-EXT-SRV-ATTR:host"]
+    osc(env.cloud, "server", "resize", "--flavor", "m1.small", "--wait", sid, "--no-output")
+    resized = server_status(env, sid, "VERIFY_RESIZE")
+    target = resized["OS-EXT-SRV-ATTR:host"]
+    assert target in env.nodes and target != source
+    vm = assert_vm_for(env, resized)
+    assert "nova.openstack.org/resize-source" in vm["metadata"]["annotations"]
+    assert running_vmi(env, sid)["status"]["nodeName"] == target
     osc(env.cloud, "server", "resize", "confirm", sid, "--no-output")
     server = server_status(env, sid, "ACTIVE")
-    assert server["flavor"]["original_name"] == "m1.small"
+    assert (server["flavor"]["original_name"], server["OS-EXT-SRV-ATTR:host"]) == ("m1.small", target)  # fmt: skip
     vm = assert_vm_for(env, server)
     assert vm["spec"]["template"]["spec"]["domain"]["memory"]["guest"] == "2048Mi"
     assert vm["metadata"]["labels"]["nova.openstack.org/flavor-id"] == "2"
     assert "nova.openstack.org/resize-source" not in vm["metadata"].get("annotations", {})
-    running_vmi(env, sid)
+    assert running_vmi(env, sid)["status"]["nodeName"] == target
