@@ -31,6 +31,12 @@ def test_boot_show_list_delete(cloud: Cloud) -> None:
     assert cloud.api.get("/v2.1/servers?name=^web", version="2.37").json()["servers"][0][
         "name"] == "web-1"  # fmt: skip
 
+    stop = cloud.api.post(f"/v2.1/servers/{created['id']}/action", {"os-stop": None})
+    assert stop.status_code == 202, stop.text
+    assert cloud.wait(created["id"])["status"] == "SHUTOFF"
+    actions = cloud.api.get(f"/v2.1/servers/{created['id']}/os-instance-actions").json()
+    assert [a["action"] for a in actions["instanceActions"]] == ["stop", "create"]
+
     assert cloud.api.delete(f"/v2.1/servers/{created['id']}").status_code == 204
     cloud.wait(created["id"], gone=True)
     assert cloud.api.get("/v2.1/servers/detail").json()["servers"] == []

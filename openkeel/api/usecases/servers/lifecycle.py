@@ -17,6 +17,7 @@ from openkeel.api.usecases.servers.create_quota import claim_instances
 from openkeel.api.usecases.servers.lookup import FoundServer, find_server
 from openkeel.db.repositories import (
     build_requests,
+    instance_actions,
     instance_mappings,
     instances,
     request_specs,
@@ -85,13 +86,32 @@ class ServerLifecycle:
     def _cell(self, found: FoundServer) -> Any:
         return self._services.cell_dbs[found.cell_uuid]
 
-    def _update(self, found: FoundServer, changes: InstanceUpdate, expected: Any = ...) -> Instance:
+    def _update(
+        self,
+        found: FoundServer,
+        changes: InstanceUpdate,
+        expected: Any = ...,
+        action: str | None = None,
+    ) -> Instance:
+        """Save ``changes`` (compare-and-swap on ``expected``); with ``action``, record the
+        user's instance action in the same transaction, as Nova does before casting."""
         with self._cell(found).begin() as conn:
             if expected is ...:
-                return instances.update(conn, found.instance.uuid, changes)
-            return instances.update(
-                conn, found.instance.uuid, changes, expected_task_state=expected
-            )
+                updated = instances.update(conn, found.instance.uuid, changes)
+            else:
+                updated = instances.update(
+                    conn, found.instance.uuid, changes, expected_task_state=expected
+                )
+            if action is not None:
+                instance_actions.start_action(
+                    conn,
+                    found.instance.uuid,
+                    action,
+                    request_id=self._context.request_id,
+                    user_id=self._context.user_id,
+                    project_id=self._context.project_id,
+                )
+            return updated
 
     def _compute(self) -> Any:
         return getattr(self._services, "compute", None)
@@ -140,7 +160,7 @@ class ServerLifecycle:
             self._local_delete(found)
             return
         updated = self._update(
-            found, InstanceUpdate(task_state=TaskState.DELETING.value, progress=0)
+            found, InstanceUpdate(task_state=TaskState.DELETING.value, progress=0), action="delete"
         )
         compute.terminate_instance(call_context(self._context), updated, [])
 
@@ -176,7 +196,10 @@ class ServerLifecycle:
         compute = self._compute()
         if compute is not None and self._host_up(found):
             updated = self._update(
-                found, InstanceUpdate(task_state=TaskState.SOFT_DELETING.value), [None]
+                found,
+                InstanceUpdate(task_state=TaskState.SOFT_DELETING.value),
+                [None],
+                action="delete",
             )
             compute.soft_delete_instance(call_context(self._context), updated)
             return
@@ -198,7 +221,10 @@ class ServerLifecycle:
             compute = self._compute()
             if compute is not None and self._host_up(found):
                 updated = self._update(
-                    found, InstanceUpdate(task_state=TaskState.RESTORING.value), [None]
+                    found,
+                    InstanceUpdate(task_state=TaskState.RESTORING.value),
+                    [None],
+                    action="restore",
                 )
                 compute.restore_instance(call_context(self._context), updated)
                 return
@@ -218,7 +244,9 @@ class ServerLifecycle:
         inst = found.instance
         self._check_lock(inst)
         self._gate(operation, inst)
-        updated = self._update(found, InstanceUpdate(task_state=task.value, progress=0), [None])
+        updated = self._update(
+            found, InstanceUpdate(task_state=task.value, progress=0), [None], action=operation
+        )
         compute = self._compute()
         if compute is not None:
             getattr(compute, method)(call_context(self._context), updated)
@@ -237,7 +265,9 @@ class ServerLifecycle:
             if hard
             else [None]
         )  # fmt: skip
-        updated = self._update(found, InstanceUpdate(task_state=task.value), expected)
+        updated = self._update(
+            found, InstanceUpdate(task_state=task.value), expected, action="reboot"
+        )
         compute = self._compute()
         if compute is not None:
             compute.reboot_instance(call_context(self._context), updated, None, reboot_type)
