@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from openkeel.compute.host import ComputeHost
-from openkeel.compute.operations import delete, power, resize_verify
+from openkeel.compute.operations import delete, power, resize_verify, soft_delete
 from openkeel.compute.operations import pause as pause_ops
 from openkeel.compute.operations import resize as resize_ops
 from openkeel.compute.operations.build import BuildArgs, build_and_run
@@ -64,6 +64,12 @@ class ComputeEndpoint:
         self, context: CallContext, instance: Mapping[str, Any], bdms: Sequence[Any] = ()
     ) -> None:
         delete.terminate(self._host, context, _uuid(instance))
+
+    def soft_delete_instance(self, context: CallContext, instance: Mapping[str, Any]) -> None:
+        soft_delete.soft_delete(self._host, context, _uuid(instance))
+
+    def restore_instance(self, context: CallContext, instance: Mapping[str, Any]) -> None:
+        soft_delete.restore(self._host, context, _uuid(instance))
 
     def stop_instance(
         self, context: CallContext, instance: Mapping[str, Any], clean_shutdown: bool = True

@@ -17,7 +17,7 @@ from openkeel.compute.host import ComputeHost
 from openkeel.compute.operations import delete, power
 from openkeel.compute.operations.build import power_state_of
 from openkeel.compute.operations.outcome import free_allocations, set_error
-from openkeel.db.repositories import build_requests
+from openkeel.db.repositories import build_requests, migrations
 from openkeel.domain.errors import ComputeError
 from openkeel.domain.instances import (
     BuildRequestNotFound,
@@ -25,6 +25,7 @@ from openkeel.domain.instances import (
     InstanceNotFound,
     InstanceUpdate,
 )
+from openkeel.domain.migrations import CONFIRMED, ERROR, REVERTED
 from openkeel.domain.states import PowerState, TaskState, VmState
 from openkeel.rpc.message import CallContext
 
@@ -140,12 +141,20 @@ def remove_orphan_allocations(host: ComputeHost) -> list[str]:
     return removed
 
 
+MIGRATION_DONE = frozenset({CONFIRMED, REVERTED, ERROR})
+
+
 def _is_live(host: ComputeHost, consumer: str) -> bool:
     try:
         instance = host.records.get(consumer)
     except InstanceNotFound:
         instance = None
     if instance is not None:
+        return True
+    with host.records.db.connect() as cell:
+        # A resize or cold migration in flight holds the source allocation under its own uuid.
+        migration = migrations.find_by_uuid(cell, consumer)
+    if migration is not None and migration.status not in MIGRATION_DONE:
         return True
     with host.api_db.connect() as conn:
         try:

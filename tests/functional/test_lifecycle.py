@@ -82,3 +82,21 @@ def test_lifecycle_on_server_databases(
         assert cloud.usage() == {}
     finally:
         stop_cloud(cloud)
+
+
+def test_soft_delete_restore_and_force_delete(cloud: Cloud) -> None:
+    cloud.services.conf.set_override("reclaim_instance_interval", 3600)
+    created = cloud.boot("soft-1")
+    assert cloud.wait(created["id"])["status"] == "ACTIVE"
+    assert cloud.api.delete(f"/v2.1/servers/{created['id']}").status_code == 204
+    assert cloud.wait(created["id"])["status"] == "SOFT_DELETED"
+    assert cloud.usage() == {"VCPU": 1, "MEMORY_MB": 512, "DISK_GB": 1}  # kept until reclaim
+    restore = cloud.api.post(f"/v2.1/servers/{created['id']}/action", {"restore": None})
+    assert restore.status_code == 202, restore.text
+    assert cloud.wait(created["id"])["status"] == "ACTIVE"
+    assert cloud.api.delete(f"/v2.1/servers/{created['id']}").status_code == 204
+    assert cloud.wait(created["id"])["status"] == "SOFT_DELETED"
+    force = cloud.api.post(f"/v2.1/servers/{created['id']}/action", {"forceDelete": None})
+    assert force.status_code == 202, force.text
+    cloud.wait(created["id"], gone=True)
+    assert cloud.usage() == {}

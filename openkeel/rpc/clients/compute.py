@@ -102,6 +102,18 @@ class ComputeRpcClient(RoleRpcClient):
             context, "terminate_instance", instance=instance, bdms=list(bdms)
         )
 
+    def soft_delete_instance(self, context: CallContext, instance: InstancePayload) -> None:
+        """Soft-delete ``instance`` on its host (cast; reclaim_instance_interval > 0)."""
+        version = self.pick_version("soft_delete_instance", "6.0", "5.0")
+        self._to(_host_of(instance), version).cast(
+            context, "soft_delete_instance", instance=instance
+        )
+
+    def restore_instance(self, context: CallContext, instance: InstancePayload) -> None:
+        """Restore a soft-deleted ``instance`` on its host (cast)."""
+        version = self.pick_version("restore_instance", "6.0", "5.0")
+        self._to(_host_of(instance), version).cast(context, "restore_instance", instance=instance)
+
     def stop_instance(
         self,
         context: CallContext,
