@@ -38,17 +38,12 @@ PROJECT = "admin"  # noauth: the CLI's ``auth_type: none`` acts as admin:admin
 IMAGE = "cirros-0.6.3-x86_64-disk"
 ROOT = Path(__file__).resolve().parents[2]
 DEADLINE = 30.0
-# KNOWN GAP: the KubeVirt driver reports no ``supported_instances``, so ImagePropertiesFilter
-# turns down every node for an image with ``hw_architecture`` (the seeded cirros has x86_64).
-# Until the driver reports them (arch from the node's ``kubernetes.io/arch``), run without it.
 # sync_power_state_interval = 1: a guest that powers off by itself shows within seconds.
 CONF = """\
 [DEFAULT]
 sync_power_state_interval = 1
 [kubevirt]
 namespace_scheme = {prefix}{{project_id}}
-[filter_scheduler]
-enabled_filters = ComputeFilter,ComputeCapabilitiesFilter,ServerGroupAntiAffinityFilter,ServerGroupAffinityFilter
 """
 
 

@@ -110,6 +110,8 @@ class KubevirtDriver(MigrationMixin, RescueMixin, DevicesMixin):
             hypervisor_hostname=nodename,
             disk_available_least=node.disk_gb,
             running_vms=len(vmis),
+            # KubeVirt guests are KVM (hvm) machines of the node's architecture.
+            supported_instances=((node.architecture, "kvm", "hvm"),),
         )
 
     def get_inventory(self, nodename: str, policy: InventoryPolicy) -> NodeInventory:

@@ -43,6 +43,11 @@ class NodeCapacity:
     ready: bool
     schedulable: bool
     kernel_version: str
+    # Nova's architecture name for the node's ``kubernetes.io/arch`` label.
+    architecture: str = "x86_64"
+
+
+_ARCHES = {"amd64": "x86_64", "arm64": "aarch64", "ppc64le": "ppc64le", "s390x": "s390x"}
 
 
 def node_capacity(node: JsonObj) -> NodeCapacity:
@@ -59,6 +64,7 @@ def node_capacity(node: JsonObj) -> NodeCapacity:
         ready=conditions.get("Ready", "True") == "True",
         schedulable=not node.get("spec", {}).get("unschedulable", False),
         kernel_version=status.get("nodeInfo", {}).get("kernelVersion", ""),
+        architecture=_ARCHES.get(labels.get("kubernetes.io/arch", "amd64"), "x86_64"),
     )
 
 
