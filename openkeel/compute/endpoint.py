@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 
 from openkeel.compute.host import ComputeHost
 from openkeel.compute.operations import delete, power, resize_verify, soft_delete
+from openkeel.compute.operations import live_migrate as live_ops
 from openkeel.compute.operations import pause as pause_ops
 from openkeel.compute.operations import resize as resize_ops
 from openkeel.compute.operations.build import BuildArgs, build_and_run
@@ -171,3 +172,35 @@ class ComputeEndpoint:
         request_spec: Mapping[str, Any] | None = None,
     ) -> None:
         resize_verify.finish_revert_resize(self._host, context, _uuid(instance), migration)
+
+    # --- live migration ----------------------------------------------------------------------
+
+    def live_migration(
+        self,
+        context: CallContext,
+        instance: Mapping[str, Any],
+        dest: str,
+        block_migration: bool | None = None,
+        migration: Mapping[str, Any] | None = None,
+        migrate_data: Mapping[str, Any] | None = None,
+    ) -> None:
+        live_ops.live_migration(
+            self._host, context, _uuid(instance), dest, migration or {}, block_migration
+        )
+
+    def post_live_migration_at_destination(
+        self, context: CallContext, instance: Mapping[str, Any], block_migration: bool | None = None
+    ) -> None:
+        live_ops.post_live_migration_at_destination(
+            self._host, context, _uuid(instance), block_migration
+        )
+
+    def live_migration_abort(
+        self, context: CallContext, instance: Mapping[str, Any], migration_id: int
+    ) -> None:
+        live_ops.live_migration_abort(self._host, context, _uuid(instance), migration_id)
+
+    def live_migration_force_complete(
+        self, context: CallContext, instance: Mapping[str, Any]
+    ) -> None:
+        live_ops.live_migration_force_complete(self._host, context, _uuid(instance))

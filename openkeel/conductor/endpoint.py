@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 
 from openkeel.conductor.context import ConductorDeps
 from openkeel.conductor.tasks.build import BuildArgs, RescheduleTask, ScheduleAndBuildTask
+from openkeel.conductor.tasks.live_migrate import LiveMigrateTask
 from openkeel.conductor.tasks.migrate import MigrateTask
 from openkeel.rpc.clients.conductor import SERVER_VERSION
 from openkeel.rpc.message import CallContext
@@ -81,4 +82,17 @@ class ComputeTaskEndpoint:
             raise NotImplementedError("Only cold migrations are served by migrate_server")
         MigrateTask(
             self._deps, context, instance, flavor, scheduler_hint, request_spec, clean_shutdown
+        ).execute()
+
+    def live_migrate_instance(
+        self,
+        context: CallContext,
+        instance: Mapping[str, Any],
+        scheduler_hint: Mapping[str, Any] | None = None,
+        block_migration: bool | None = None,
+        disk_over_commit: bool | None = None,
+        request_spec: Mapping[str, Any] | None = None,
+    ) -> None:
+        LiveMigrateTask(
+            self._deps, context, instance, scheduler_hint, block_migration, request_spec
         ).execute()

@@ -23,6 +23,16 @@ CONFIRMED = "confirmed"
 REVERTING = "reverting"
 REVERTED = "reverted"
 ERROR = "error"
+# Nova's live-migration statuses (conductor accepted → compute preparing/running → end).
+ACCEPTED = "accepted"
+QUEUED = "queued"
+PREPARING = "preparing"
+RUNNING = "running"
+COMPLETED = "completed"
+CANCELLED = "cancelled"
+FAILED = "failed"
+LIVE_IN_PROGRESS = (QUEUED, PREPARING, RUNNING, POST_MIGRATING)
+LIVE_MIGRATION = "live-migration"
 
 
 class MigrationNotFound(NotFound):
@@ -37,6 +47,19 @@ class MigrationNotFoundByStatus(Invalid):
         super().__init__(f"Migration not found for instance {instance_id} with status {status}.")
         self.instance_id = instance_id
         self.status = status
+
+
+class MigrationNotFoundForInstance(NotFound):
+    def __init__(self, migration_id: int | str, instance_id: str) -> None:
+        super().__init__(f"Migration {migration_id} not found for instance {instance_id}")
+
+
+class InvalidMigrationState(Invalid):
+    def __init__(self, migration_id: int | str, instance_uuid: str, state: str, method: str):
+        super().__init__(
+            f"Migration {migration_id} state of instance {instance_uuid} is {state}. "
+            f"Cannot {method} while the migration is in this state."
+        )
 
 
 @dataclass(frozen=True)
@@ -58,6 +81,12 @@ class Migration:
     user_id: str | None = None
     project_id: str | None = None
     hidden: bool = False
+    memory_total: int | None = None
+    memory_processed: int | None = None
+    memory_remaining: int | None = None
+    disk_total: int | None = None
+    disk_processed: int | None = None
+    disk_remaining: int | None = None
     created_at: datetime | None = None
     updated_at: datetime | None = None
 

@@ -277,6 +277,53 @@ class ComputeRpcClient(RoleRpcClient):
             request_spec=request_spec,
         )  # fmt: skip
 
+    # --- live migration (openkeel.compute.operations.live_migrate) ----------------------------
+
+    def live_migration(
+        self,
+        context: CallContext,
+        instance: InstancePayload,
+        dest: str,
+        block_migration: bool | None,
+        host: str,
+        migration: Payload,
+        migrate_data: Payload | None = None,
+    ) -> None:
+        """Source ``host``: move the running guest to ``dest`` (cast)."""
+        version = self.pick_version("live_migration", "6.0", "5.0")
+        self._to(host, version).cast(
+            context, "live_migration", instance=instance, dest=dest,
+            block_migration=block_migration, migrate_data=migrate_data, migration=migration,
+        )  # fmt: skip
+
+    def post_live_migration_at_destination(
+        self, context: CallContext, instance: InstancePayload, block_migration: bool | None,
+        host: str,
+    ) -> None:  # fmt: skip
+        """Destination ``host``: take the guest over (call)."""
+        version = self.pick_version("post_live_migration_at_destination", "6.0", "5.0")
+        self.rpc.prepare(server=host, version=version, timeout=self.long_timeout).call(
+            context, "post_live_migration_at_destination", instance=instance,
+            block_migration=block_migration,
+        )  # fmt: skip
+
+    def live_migration_abort(
+        self, context: CallContext, instance: InstancePayload, migration_id: int
+    ) -> None:
+        """Source (``instance.host``): cancel the running live migration (cast)."""
+        version = self.pick_version("live_migration_abort", "6.0", "5.0")
+        self._to(_host_of(instance), version).cast(
+            context, "live_migration_abort", instance=instance, migration_id=migration_id
+        )
+
+    def live_migration_force_complete(
+        self, context: CallContext, instance: InstancePayload, source_compute: str | None
+    ) -> None:
+        """Source (the migration's, else ``instance.host``): make it converge (cast)."""
+        version = self.pick_version("live_migration_force_complete", "6.0", "5.0")
+        host = source_compute or _host_of(instance)
+        self._to(host, version).cast(context, "live_migration_force_complete", instance=instance)
+
     def _to(self, host: str, version: str) -> RpcClient:
         return self.rpc.prepare(server=host, version=version)
 

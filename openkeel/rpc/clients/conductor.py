@@ -114,3 +114,20 @@ class ConductorRpcClient(RoleRpcClient):
             args["host_list"] = None if host_list is None else list(host_list)
         rpc = self.rpc.prepare(version=version, timeout=self.long_timeout)
         (rpc.cast if do_cast else rpc.call)(context, "migrate_server", **args)
+
+    def live_migrate_instance(
+        self,
+        context: CallContext,
+        instance: Payload,
+        scheduler_hint: Payload,
+        block_migration: bool | None,
+        disk_over_commit: bool | None,
+        request_spec: Payload | None,
+    ) -> None:
+        """Live-migrate ``instance`` (to ``scheduler_hint["host"]`` when given; cast)."""
+        version = self.pick_version("live_migrate_instance", "1.15")
+        self.rpc.prepare(version=version).cast(
+            context, "live_migrate_instance", instance=instance, scheduler_hint=scheduler_hint,
+            block_migration=block_migration, disk_over_commit=disk_over_commit,
+            request_spec=request_spec,
+        )  # fmt: skip

@@ -1,11 +1,14 @@
-"""Handlers of migrate (this package's route) and of resize / confirmResize / revertResize
+"""Handlers of migrate and os-migrateLive (this package's routes) and of resize / confirmResize / revertResize
 (routed by the servers resource, which delegates here)."""
 
 from __future__ import annotations
 
 from openkeel.api.request import ApiRequest
+from openkeel.api.resources.servers.create_request import as_bool
+from openkeel.api.usecases.live_migrate import LiveMigrator
 from openkeel.api.usecases.migrate_server import ServerMover
 from openkeel.api.usecases.servers.lookup import FoundServer, find_server
+from openkeel.domain.errors import Invalid
 
 POLICY = "os_compute_api:os-migrate-server:%s"
 SERVERS_POLICY = "os_compute_api:servers:%s"
@@ -29,6 +32,28 @@ def migrate(req: ApiRequest) -> None:
     rule = "migrate:host" if host else "migrate"
     req.context.can(POLICY % rule, {"project_id": found.instance.project_id})
     ServerMover(req.services, req.context).migrate(found, host)
+
+
+def migrate_live(req: ApiRequest) -> None:
+    """POST /servers/{id}/action {"os-migrateLive": {...}} (202)."""
+    found = find_server(req.services, req.context, req.params["id"])
+    body = req.body["os-migrateLive"]
+    host = body["host"]
+    rule = "migrate_live:host" if host else "migrate_live"
+    req.context.can(POLICY % rule, {"project_id": found.instance.project_id})
+    force = None
+    if req.at_least("2.30"):
+        force = as_bool(body.get("force", False))
+        if force and not host:
+            raise Invalid("Can't force to a non-provided destination")
+    disk_over_commit: bool | None = None
+    block = body["block_migration"]
+    if not req.at_least("2.25"):
+        disk_over_commit = as_bool(body["disk_over_commit"])
+    block_migration = None if block == "auto" else as_bool(block)
+    LiveMigrator(req.services, req.context).live_migrate(
+        found, host, block_migration, disk_over_commit, force
+    )
 
 
 def resize(req: ApiRequest) -> None:

@@ -1,0 +1,189 @@
+"""Live migration on the compute hosts (Nova's ComputeManager live-migration steps).
+
+Source ``live_migration``: migration ``running``, driver.live_migration with a progress callback
+writing the migration's memory_* counters; once the guest moved: the migration consumer's
+(source) allocation is deleted, migration ``post-migrating``, destination
+``post_live_migration_at_destination`` (RPC call: the guest is taken over, the instance now
+points at the destination, no task state), migration ``completed``. Abort (``live_migration_abort``,
+the driver raises MigrationAborted) or a failure before the guest moved rolls back: allocations
+back from the migration consumer to the instance (replacing the destination claim), migration
+``cancelled`` / ``error``, no task state (a fault on error); the server stays on the source.
+A failure after the guest moved puts the server in ERROR with a fault, as Nova.
+Called by openkeel.compute.endpoint.ComputeEndpoint.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from openkeel.clients.placement_errors import PlacementError
+from openkeel.compute import guest
+from openkeel.compute.host import ComputeHost
+from openkeel.compute.operations.outcome import set_error
+from openkeel.compute.operations.resize import compute_client, power_state, set_migration
+from openkeel.db.repositories import migrations
+from openkeel.domain import migrations as status
+from openkeel.domain.instances import Instance, InstanceNotFound, InstanceUpdate
+from openkeel.domain.migrations import Migration
+from openkeel.domain.states import TaskState
+from openkeel.rpc.message import CallContext
+from openkeel.virt.errors import MigrationAborted
+from openkeel.virt.model import LiveMigrationProgress
+
+LOG = logging.getLogger(__name__)
+
+
+class _Moved(Exception):
+    """A failure after the guest reached the destination (the server goes to ERROR)."""
+
+
+def live_migration(
+    host: ComputeHost,
+    context: CallContext,
+    uuid: str,
+    dest: str,
+    migration_data: Mapping[str, Any],
+    block_migration: bool | None,
+) -> None:
+    """Source: move the guest, hand over to the destination, or roll back. Never raises."""
+    with host.locks.hold(uuid):
+        try:
+            instance = host.records.get(uuid)
+        except InstanceNotFound:
+            LOG.info("Instance %s disappeared before its live migration", uuid)
+            return
+        with host.records.db.connect() as conn:
+            migration = migrations.get(conn, int(migration_data["id"]))
+        event = "compute_live_migration"
+        host.records.event_start(uuid, context.request_id, event, host.host)
+        failure: BaseException | None = None
+        try:
+            _migrate(host, context, instance, migration, dest, block_migration)
+        except MigrationAborted as exc:
+            failure = exc
+            _roll_back(host, uuid, migration, status.CANCELLED, None)
+        except _Moved as exc:
+            failure = exc.__cause__ or exc
+            LOG.error("Live migration of %s failed after the guest moved: %s", uuid, failure)
+            set_migration(host, migration, status=status.ERROR)
+            set_error(host, uuid, failure)
+        except Exception as exc:
+            LOG.warning("Live migration of %s failed: %s", uuid, exc)
+            failure = exc
+            _roll_back(host, uuid, migration, status.ERROR, exc)
+        host.records.event_finish(uuid, context.request_id, event, failure)
+
+
+def _migrate(
+    host: ComputeHost,
+    context: CallContext,
+    instance: Instance,
+    migration: Migration,
+    dest: str,
+    block_migration: bool | None,
+) -> None:
+    migration = set_migration(host, migration, status=status.RUNNING)
+
+    def on_progress(progress: LiveMigrationProgress) -> None:
+        total, remaining = progress.memory_total_bytes, progress.memory_remaining_bytes
+        set_migration(
+            host, migration, memory_total=total, memory_remaining=remaining,
+            memory_processed=max(0, total - remaining),
+        )  # fmt: skip
+
+    ref = guest.instance_ref(host.conf, instance)
+    host.driver.live_migration(ref, dest, on_progress, block_migration=bool(block_migration))
+    try:
+        _free_source(host, migration)
+        migration = set_migration(host, migration, status=status.POST_MIGRATING)
+        compute_client(host).post_live_migration_at_destination(
+            context, instance, block_migration, dest
+        )
+        set_migration(host, migration, status=status.COMPLETED)
+    except Exception as exc:
+        raise _Moved(str(exc)) from exc
+
+
+def _free_source(host: ComputeHost, migration: Migration) -> None:
+    """The source allocation (held by the migration consumer) is no longer needed."""
+    try:
+        host.placement.delete_allocations(migration.uuid)
+    except PlacementError:
+        LOG.exception("Could not delete the source allocation of migration %s", migration.uuid)
+
+
+def _roll_back(
+    host: ComputeHost, uuid: str, migration: Migration, end: str, exc: BaseException | None
+) -> None:
+    """The server stays on the source: allocations back, migration ``end``, no task state."""
+    try:
+        host.placement.move_allocations(migration.uuid, uuid)
+    except PlacementError:
+        LOG.exception("Could not give %s its allocations back", uuid)
+    set_migration(host, migration, status=end)
+    try:
+        host.records.update(uuid, InstanceUpdate(task_state=None))
+        if exc is not None:
+            host.records.add_fault(uuid, exc, host.host)
+    except InstanceNotFound:
+        LOG.info("Instance %s disappeared during the rollback", uuid)
+
+
+def post_live_migration_at_destination(
+    host: ComputeHost, context: CallContext, uuid: str, block_migration: bool | None
+) -> None:
+    """Destination: take the guest over; the instance now lives here (raises on failure)."""
+    with host.locks.hold(uuid):
+        event = "compute_post_live_migration_at_destination"
+        host.records.event_start(uuid, context.request_id, event, host.host)
+        failure: BaseException | None = None
+        try:
+            instance = host.records.get(uuid)
+            host.driver.post_live_migration_at_destination(guest.instance_spec(host.conf, instance))
+            node = host.driver.get_available_nodes()[0]
+            host.records.update(
+                uuid,
+                InstanceUpdate(
+                    host=host.host, node=node, task_state=None,
+                    power_state=power_state(host, instance),
+                ),
+                expected_task_state=TaskState.MIGRATING.value,
+            )  # fmt: skip
+        except Exception as exc:
+            failure = exc
+            raise
+        finally:
+            host.records.event_finish(uuid, context.request_id, event, failure)
+
+
+def live_migration_abort(
+    host: ComputeHost, context: CallContext, uuid: str, migration_id: int
+) -> None:
+    """Source: ask the driver to cancel; the running live_migration() then rolls back."""
+    _driver_step(host, context, uuid, "compute_live_migration_abort", "abort")
+
+
+def live_migration_force_complete(host: ComputeHost, context: CallContext, uuid: str) -> None:
+    """Source: ask the driver to make the migration converge."""
+    _driver_step(host, context, uuid, "compute_live_migration_force_complete", "force")
+
+
+def _driver_step(host: ComputeHost, context: CallContext, uuid: str, event: str, op: str) -> None:
+    try:
+        instance = host.records.get(uuid)
+    except InstanceNotFound:
+        return
+    host.records.event_start(uuid, context.request_id, event, host.host)
+    failure: BaseException | None = None
+    ref = guest.instance_ref(host.conf, instance)
+    try:
+        if op == "abort":
+            host.driver.live_migration_abort(ref)
+        else:
+            host.driver.live_migration_force_complete(ref)
+    except Exception as exc:
+        LOG.warning("%s of %s failed: %s", event, uuid, exc)
+        failure = exc
+    host.records.event_finish(uuid, context.request_id, event, failure)

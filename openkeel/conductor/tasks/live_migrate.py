@@ -1,0 +1,162 @@
+"""live_migrate_instance: Nova's LiveMigrationTask, made robust.
+
+``LiveMigrateTask.execute()``: record the migration (type ``live-migration``, status
+``accepted``) in the instance's cell; move the instance's source allocation to the migration's
+uuid (consumer type MIGRATION); pick the destination — the scheduler (ignoring the source host,
+honouring a requested destination) or, for a forced host, that host's node with its own
+Placement claim of the same resources for the instance; status ``preparing``; cast compute
+``live_migration`` to the source. Any failure rolls back: allocations back to the instance (the
+destination claim replaced), migration ``error``, no task state, a fault, and the
+``conductor_live_migrate_instance`` event in Error; the server stays where it was.
+Called by ``ComputeTaskEndpoint.live_migrate_instance``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from openkeel.clients.placement_errors import PlacementError
+from openkeel.compute.records import InstanceRecords
+from openkeel.conductor.context import ConductorDeps
+from openkeel.conductor.selections import Destination
+from openkeel.conductor.tasks.build import instance_uuid_of
+from openkeel.conductor.tasks.migrate import MIGRATION_CONSUMER
+from openkeel.db.repositories import compute_nodes, instance_mappings, migrations
+from openkeel.domain import migrations as status
+from openkeel.domain.errors import Invalid
+from openkeel.domain.instances import Instance, InstanceNotFound, InstanceUpdate
+from openkeel.domain.migrations import Migration
+from openkeel.rpc.message import CallContext
+
+LOG = logging.getLogger(__name__)
+
+EVENT = "conductor_live_migrate_instance"
+
+
+class ComputeHostNotFound(Invalid):
+    def __init__(self, host: str) -> None:
+        super().__init__(f"Compute host {host} could not be found.")
+
+
+class LiveMigrateTask:
+    """One live migration request."""
+
+    def __init__(
+        self,
+        deps: ConductorDeps,
+        context: CallContext,
+        instance: Mapping[str, Any] | str,
+        scheduler_hint: Mapping[str, Any] | None,
+        block_migration: bool | None,
+        request_spec: Mapping[str, Any] | None,
+    ) -> None:
+        self.deps = deps
+        self.context = context
+        self.uuid = instance_uuid_of(instance)
+        self.forced_host: str | None = (scheduler_hint or {}).get("host") or None
+        self.block_migration = block_migration
+        self.request_spec = dict(request_spec or {})
+        self.migration: Migration | None = None
+        self.moved = False
+
+    def execute(self) -> None:
+        with self.deps.api_db.connect() as conn:
+            cell_uuid = instance_mappings.get(conn, self.uuid).cell_uuid
+        if cell_uuid is None:
+            LOG.warning("Instance %s has no cell; nothing to live-migrate", self.uuid)
+            return
+        records = self.deps.records(cell_uuid)
+        request_id = self.context.request_id
+        records.event_start(self.uuid, request_id, EVENT, None)
+        failure: BaseException | None = None
+        try:
+            self._migrate(records)
+        except Exception as exc:
+            LOG.warning("Live migration of %s failed: %s", self.uuid, exc)
+            failure = exc
+            self.rollback(records, exc)
+        records.event_finish(self.uuid, request_id, EVENT, failure)
+
+    def _migrate(self, records: InstanceRecords) -> None:
+        instance = records.get(self.uuid)
+        with records.db.begin() as conn:
+            self.migration = migrations.create(
+                conn, instance_uuid=self.uuid, migration_type=status.LIVE_MIGRATION,
+                status=status.ACCEPTED, source_compute=instance.host, source_node=instance.node,
+                dest_compute=self.forced_host, old_instance_type_id=instance.flavor.id,
+                new_instance_type_id=instance.flavor.id, user_id=self.context.user_id,
+                project_id=self.context.project_id,
+            )  # fmt: skip
+        self.moved = self.deps.placement.move_allocations(
+            self.uuid, self.migration.uuid, target_consumer_type=MIGRATION_CONSUMER
+        )
+        if self.forced_host:
+            dest = self._claim_forced(records, instance, self.forced_host)
+        else:
+            dest = self._schedule(instance)
+        with records.db.begin() as conn:
+            self.migration = migrations.update(
+                conn, self.migration.id, status=status.PREPARING, dest_compute=dest.host,
+                dest_node=dest.node, dest_host=dest.host,
+            )  # fmt: skip
+        self.deps.compute.live_migration(
+            self.context, instance, dest.host, self.block_migration, instance.host or "",
+            self.migration.to_primitive(),
+        )  # fmt: skip
+
+    def _schedule(self, instance: Instance) -> Destination:
+        spec = dict(self.request_spec)
+        ignore = [h for h in (*(spec.get("ignore_hosts") or ()), instance.host) if h]
+        spec.update(
+            flavor=instance.flavor.to_primitive(), instance_uuid=self.uuid, num_instances=1,
+            project_id=instance.project_id, user_id=instance.user_id, ignore_hosts=ignore,
+            force_hosts=[], force_nodes=[], retry=None,
+        )  # fmt: skip
+        answer = self.deps.scheduler.select_destinations(
+            self.context, spec, [self.uuid], return_objects=True, return_alternates=False
+        )
+        assert isinstance(answer, list) and answer and isinstance(answer[0], list), answer
+        first = answer[0][0]
+        assert isinstance(first, dict), first
+        return Destination.from_primitive(first)
+
+    def _claim_forced(self, records: InstanceRecords, instance: Instance, host: str) -> Destination:
+        """The requested host's node, claiming the source's resources there for the instance."""
+        if host == instance.host:
+            raise Invalid(f"Unable to migrate instance ({self.uuid}) to current host ({host}).")
+        with records.db.connect() as conn:
+            nodes = compute_nodes.nodes_of_host(conn, host)
+        if not nodes:
+            raise ComputeHostNotFound(host)
+        node = nodes[0]
+        assert self.migration is not None
+        held = self.deps.placement.get_allocations(self.migration.uuid)
+        resources: dict[str, int] = {}
+        for amounts in held.allocations.values():
+            for rc, amount in amounts.items():
+                resources[rc] = resources.get(rc, 0) + amount
+        current = self.deps.placement.get_allocations(self.uuid)
+        self.deps.placement.claim(
+            self.uuid, {str(node.uuid): resources}, project_id=instance.project_id,
+            user_id=instance.user_id, consumer_generation=current.generation,
+        )  # fmt: skip
+        return Destination.from_primitive({"host": host, "nodename": node.hypervisor_hostname})
+
+    def rollback(self, records: InstanceRecords, exc: BaseException) -> None:
+        """Allocations back to the instance, migration ``error``, task state cleared, fault."""
+        migration = self.migration
+        if migration is not None:
+            if self.moved:
+                try:
+                    self.deps.placement.move_allocations(migration.uuid, self.uuid)
+                except PlacementError:
+                    LOG.exception("Could not give %s its allocations back", self.uuid)
+            with records.db.begin() as conn:
+                migrations.update(conn, migration.id, status=status.ERROR)
+        try:
+            records.update(self.uuid, InstanceUpdate(task_state=None))
+            records.add_fault(self.uuid, exc, None)
+        except InstanceNotFound:
+            LOG.info("Instance %s is gone; nothing to roll back", self.uuid)
