@@ -195,3 +195,13 @@ def _on_host(cloud: Cloud, host: str) -> str:
     assert (server["status"], _host(server)) == ("ACTIVE", host), server
     sid: str = server["id"]
     return sid
+
+
+def test_no_valid_host_rolls_back(cloud: Cloud) -> None:
+    server_id, source = _booted(cloud)
+    _live(cloud, server_id, {"host": None, "block_migration": "auto"}, "2.68")
+    _wait_migration(cloud, server_id, "error")
+    server = cloud.wait(server_id)
+    assert (server["status"], _host(server)) == ("ACTIVE", source)
+    assert _usage_on(cloud, source) == TINY
+    assert cloud.usage() == TINY
