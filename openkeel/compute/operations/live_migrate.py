@@ -84,6 +84,8 @@ def _migrate(
     dest: str,
     block_migration: bool | None,
 ) -> None:
+    if migration.status == status.CANCELLED:  # aborted while queued/preparing (2.65)
+        raise MigrationAborted(instance.uuid)
     migration = set_migration(host, migration, status=status.RUNNING)
 
     def on_progress(progress: LiveMigrationProgress) -> None:
@@ -161,7 +163,13 @@ def post_live_migration_at_destination(
 def live_migration_abort(
     host: ComputeHost, context: CallContext, uuid: str, migration_id: int
 ) -> None:
-    """Source: ask the driver to cancel; the running live_migration() then rolls back."""
+    """Source: a queued/preparing migration is cancelled before it starts; a running one is
+    cancelled by the driver and the running live_migration() then rolls back."""
+    with host.records.db.begin() as conn:
+        migration = migrations.get(conn, int(migration_id))
+        if migration.status in (status.QUEUED, status.PREPARING, status.ACCEPTED):
+            migrations.update(conn, migration.id, status=status.CANCELLED)
+            return
     _driver_step(host, context, uuid, "compute_live_migration_abort", "abort")
 
 
