@@ -21,6 +21,7 @@ from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 import httpx
+import jsonschema
 from oslo_config import cfg
 from oslo_db.sqlalchemy import engines
 
@@ -57,6 +58,42 @@ class _ThreadingServer(ThreadingMixIn, WSGIServer):
 class _QuietHandler(WSGIRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         """Placement logs each request itself."""
+
+
+class _CachedJsonschema:
+    """Stands in for the ``jsonschema`` module inside ``placement.util``.
+
+    Placement validates every request body and query with ``jsonschema.validate``, which checks
+    the schema and builds a validator each time (~6 ms of a boot's CPU per call). Its schemas are
+    module constants, so one validator per schema gives the same answers (same validator class,
+    same best-match error) for a fraction of the cost. Only the embedded Placement is patched.
+    """
+
+    def __init__(self) -> None:
+        self._validators: dict[tuple[int, type], Any] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(jsonschema, name)
+
+    def validate(self, instance: Any, schema: Any, *args: Any, **kwargs: Any) -> None:
+        checker = kwargs.get("format_checker")
+        key = (id(schema), type(checker))
+        validator = self._validators.get(key)
+        if validator is None:
+            cls = jsonschema.validators.validator_for(schema)
+            cls.check_schema(schema)
+            validator = cls(schema, format_checker=checker)
+            self._validators[key] = validator
+        error = jsonschema.exceptions.best_match(validator.iter_errors(instance))
+        if error is not None:
+            raise error
+
+
+def _cache_placement_validators() -> None:
+    from placement import util
+
+    if not isinstance(util.jsonschema, _CachedJsonschema):
+        util.jsonschema = _CachedJsonschema()
 
 
 class EmbeddedPlacement:
@@ -104,6 +141,7 @@ class EmbeddedPlacement:
         policy.reset()
         trait._TRAITS_SYNCED = False
         resource_class._RESOURCE_CLASSES_SYNCED = False
+        _cache_placement_validators()
         # loadapp runs Placement's migrations and syncs standard traits and resource classes
         return _serialized(deploy.loadapp(conf))
 
