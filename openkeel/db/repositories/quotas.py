@@ -7,7 +7,6 @@ caller decides the transaction (a claim counts and inserts in one transaction).
 from __future__ import annotations
 
 import json
-
 from collections.abc import Iterable
 from dataclasses import dataclass
 
