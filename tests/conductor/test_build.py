@@ -205,14 +205,25 @@ def test_reschedule_exhausted_is_error_with_fault(cloud: Cloud, scheduler: FakeS
     instance = _request(cloud, uuid)
     _cast(cloud, instance)
     wait_for(lambda: _cell(cloud, uuid) == CELL1_UUID)
-    wait_for(lambda: cloud.cell1.get(uuid).vm_state == "error")
-    failed = cloud.cell1.get(uuid)
-    assert failed.task_state is None
-    assert failed.fault is not None
-    assert failed.fault.message == (
+    expected = (
         "Exceeded maximum number of retries. Exhausted all hosts available for retrying "
         f"build failures for instance {uuid}."
     )
+
+    def settled() -> bool:
+        # The last host's spawn failure lands first, the reschedule's verdict right after.
+        current = cloud.cell1.get(uuid)
+        return (
+            current.vm_state == "error"
+            and bool(current.fault)
+            and (current.fault is not None and current.fault.message == expected)
+        )
+
+    wait_for(settled)
+    failed = cloud.cell1.get(uuid)
+    assert failed.task_state is None
+    assert failed.fault is not None
+    assert failed.fault.message == expected
     wait_for(lambda: cloud.placement.get_allocations(uuid).allocations == {})
 
 
