@@ -111,8 +111,10 @@ def run(
         else EmbeddedImageCatalog(api_db)
     )
     roles, placement = start_roles(conf, root, api_db, cell_dbs)
+    hosts = ", ".join(c.hostname for c in roles.computes)
+    driver = "KubeVirt" if conf.compute_driver == KUBEVIRT else "simulated"
     print(
-        f"  roles:          conductor, scheduler, compute {conf.host!r} (simulated driver),"
+        f"  roles:          conductor, scheduler, compute [{hosts}] ({driver} driver),"
         " embedded Placement",
         flush=True,
     )
