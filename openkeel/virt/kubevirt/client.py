@@ -159,6 +159,9 @@ def _relative(base: Path, value: str | None) -> str | None:
     return None if not value else str(base / value)
 
 
+_IDEMPOTENT = frozenset({"GET", "PUT", "DELETE", "HEAD"})
+
+
 class KubeClient:
     """Thread-safe (httpx connection pool) JSON client of one API server."""
 
@@ -195,10 +198,20 @@ class KubeClient:
     ) -> JsonObj:
         content = None if body is None else orjson.dumps(body)
         headers = {"Content-Type": content_type} if content is not None else None
-        try:
-            resp = self._http.request(method, path, content=content, params=params, headers=headers)
-        except httpx.HTTPError as exc:
-            raise KubeError(0, "Unreachable", f"{method} {path}: {exc}") from exc
+        attempts = 2 if method in _IDEMPOTENT else 1
+        for attempt in range(attempts):
+            try:
+                resp = self._http.request(
+                    method, path, content=content, params=params, headers=headers
+                )
+                break
+            except (httpx.ReadError, httpx.RemoteProtocolError) as exc:
+                # A kept-alive connection the server (or a TLS hiccup) broke: a fresh
+                # connection usually works; only requests safe to repeat are repeated.
+                if attempt + 1 == attempts:
+                    raise KubeError(0, "Unreachable", f"{method} {path}: {exc}") from exc
+            except httpx.HTTPError as exc:
+                raise KubeError(0, "Unreachable", f"{method} {path}: {exc}") from exc
         if resp.status_code >= 400:
             raise error_from(resp.status_code, resp.content)
         if not resp.content:

@@ -99,7 +99,7 @@ class KubeSession:
             self.settings,
             self.virt_api,
             node_for_host=lambda h: node_prefix + h,
-            wait_timeout=20.0,
+            wait_timeout=60.0,  # generous: CI shares two cores with everything else
             poll_interval=0.01,
             watch_events=watch_events,
         )
