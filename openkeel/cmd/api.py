@@ -31,6 +31,9 @@ def serve(services: ApiServices, host: str, port: int) -> None:
         lifespan="on",
         log_level="warning",
         access_log=False,
+        # Clients poll every few seconds (osc --wait: 5 s); a keep-alive shorter than the poll
+        # period races with their next request and resets it. Nova keeps sockets 900 s.
+        timeout_keep_alive=75,
     )
     uvicorn.Server(config).run()
 

@@ -117,6 +117,9 @@ class _Publisher:
                 LOG.debug("Ignoring error while releasing a broken connection", exc_info=True)
 
 
+STOP_TIMEOUT = 5.0
+
+
 class _ConsumerLoop:
     """A thread consuming ``queues`` on its own connection, reconnecting after any loss."""
 
@@ -139,8 +142,18 @@ class _ConsumerLoop:
 
     def stop(self) -> None:
         self._stopping.set()
-        if self._thread.is_alive() and self._thread is not threading.current_thread():
-            self._thread.join()
+        if not self._thread.is_alive() or self._thread is threading.current_thread():
+            return
+        self._thread.join(STOP_TIMEOUT)
+        connection = self._connection
+        if self._thread.is_alive() and connection is not None:
+            # Blocked on a broker that no longer answers (e.g. in basic_cancel): close the
+            # socket under it so the thread can notice it is stopping.
+            try:
+                connection.collect()
+            except Exception:  # closing a broken connection may fail; we only need it gone
+                LOG.debug("Ignoring error while collecting a stuck connection", exc_info=True)
+            self._thread.join(STOP_TIMEOUT)
 
     def connection(self) -> Connection | None:
         return self._connection
