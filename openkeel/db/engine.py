@@ -7,7 +7,6 @@ the engine safe to share between the threads of a worker pool.
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import sqlalchemy as sa
@@ -95,13 +94,11 @@ def _configure_sqlite_connection(dbapi_connection: Any, _record: Any) -> None:
 READ_ONLY_OPTION = "openkeel_read_only"
 
 
-@functools.lru_cache(maxsize=32)
 def reader(engine: sa.Engine) -> sa.Engine:
     """The same engine (same pool) for transactions that only read.
 
     On SQLite their transactions start with a deferred ``BEGIN``, so readers neither take nor
     wait for the write lock (WAL lets them read beside a writer); elsewhere it changes nothing.
-    Cached per engine: building the option engine costs ~30 µs, too much per request.
     """
     return engine.execution_options(**{READ_ONLY_OPTION: True})
 
