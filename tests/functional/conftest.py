@@ -144,6 +144,23 @@ class Cloud:
                 raise AssertionError(f"server {server_id} still {resp.status_code} {resp.text}")
             time.sleep(0.05)  # polling real asynchrony (RPC casts), bounded by the deadline
 
+    def events(self, server_id: str, action: str, version: str = "2.1") -> dict[str, Any]:
+        """The named instance action's events and results, once none is still running.
+
+        As in Nova, a role saves the instance (clearing its task state) before it finishes the
+        event, so a caller that saw the task state clear may briefly see the event running.
+        """
+        deadline = time.monotonic() + 30
+        base = f"/v2.1/servers/{server_id}/os-instance-actions"
+        while True:
+            listed = self.api.get(base, version=version).json()["instanceActions"]
+            (found,) = [a for a in listed if a["action"] == action]
+            detail = self.api.get(f"{base}/{found['request_id']}", version=version)
+            events = {e["event"]: e["result"] for e in detail.json()["instanceAction"]["events"]}
+            if None not in events.values() or time.monotonic() > deadline:
+                return events
+            time.sleep(0.05)  # polling real asynchrony (RPC casts), bounded by the deadline
+
     def usage(self) -> dict[str, int]:
         """Placement usage summed over this cloud's compute providers."""
         total: dict[str, int] = {}

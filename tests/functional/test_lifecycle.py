@@ -20,11 +20,8 @@ def test_boot_show_list_delete(cloud: Cloud) -> None:
     actions = cloud.api.get(f"/v2.1/servers/{created['id']}/os-instance-actions").json()
     (create,) = actions["instanceActions"]
     assert create["action"] == "create"
-    detail = cloud.api.get(
-        f"/v2.1/servers/{created['id']}/os-instance-actions/{create['request_id']}"
-    ).json()["instanceAction"]
-    events = {e["event"]: e["result"] for e in detail["events"]}
-    assert events.get("compute__do_build_and_run_instance") == "Success", detail
+    events = cloud.events(created["id"], "create")
+    assert events.get("compute__do_build_and_run_instance") == "Success", events
 
     listed = cloud.api.get("/v2.1/servers/detail", version="2.37").json()["servers"]
     assert [s["id"] for s in listed] == [created["id"]]

@@ -17,12 +17,7 @@ def _act(cloud: Cloud, sid: str, body: Any, token: str = "admin:admin", **kw: An
 
 
 def _events(cloud: Cloud, sid: str, action: str) -> dict[str, str]:
-    listed = cloud.api.get(f"/v2.1/servers/{sid}/os-instance-actions").json()["instanceActions"]
-    (found,) = [a for a in listed if a["action"] == action]
-    detail = cloud.api.get(f"/v2.1/servers/{sid}/os-instance-actions/{found['request_id']}").json()[
-        "instanceAction"
-    ]
-    return {e["event"]: e["result"] for e in detail["events"]}
+    return cloud.events(sid, action)
 
 
 def _state(server: dict[str, Any]) -> tuple[str, str, int]:

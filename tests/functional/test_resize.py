@@ -97,14 +97,8 @@ def test_resize_without_a_destination_keeps_the_server_active(cloud: Cloud) -> N
     assert (after["status"], after["OS-EXT-STS:task_state"]) == ("ACTIVE", None), after
     assert after["flavor"]["original_name"] == "m1.tiny"
     assert cloud.usage() == TINY
-    actions = cloud.api.get(f"/v2.1/servers/{server['id']}/os-instance-actions").json()
-    resize = next(a for a in actions["instanceActions"] if a["action"] == "resize")
-    detail = cloud.api.get(
-        f"/v2.1/servers/{server['id']}/os-instance-actions/{resize['request_id']}",
-        version="2.51",
-    ).json()["instanceAction"]
-    events = {e["event"]: e["result"] for e in detail["events"]}
-    assert events == {"conductor_migrate_server": "Error"}, detail
+    events = cloud.events(server["id"], "resize", version="2.51")
+    assert events == {"conductor_migrate_server": "Error"}, events
 
 
 def test_same_host_resize_when_allowed(cloud: Cloud) -> None:
