@@ -11,11 +11,13 @@ from __future__ import annotations
 import logging
 import traceback
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
 
 from openkeel.compute.clock import Clock
+from openkeel.db.engine import reader
 from openkeel.db.repositories import instance_actions, instance_faults
 from openkeel.db.repositories import instances as instance_repo
 from openkeel.db.schema import cell as cell_schema
@@ -46,6 +48,16 @@ def fault_fields(exc: BaseException) -> tuple[int, str, str]:
     return code, message[:MAX_FAULT_MESSAGE], details
 
 
+@dataclass(frozen=True)
+class ActionStart:
+    """A user request's instance action, recorded where the instance is created."""
+
+    action: str
+    request_id: str
+    user_id: str | None
+    project_id: str | None
+
+
 class InstanceRecords:
     """Instances of one cell database."""
 
@@ -54,12 +66,17 @@ class InstanceRecords:
         self.clock = clock
 
     def get(self, uuid: str, read_deleted: ReadDeleted = "no") -> Instance:
-        with self.db.connect() as conn:
+        with reader(self.db).connect() as conn:
             return instance_repo.get(conn, uuid, read_deleted=read_deleted)
 
-    def create(self, instance: Instance) -> Instance:
+    def create(self, instance: Instance, *, action: ActionStart | None = None) -> Instance:
+        """Insert ``instance``; with ``action``, also its action (unless it exists) in the same
+        transaction."""
         with self.db.begin() as conn:
-            return instance_repo.create(conn, instance)
+            created = instance_repo.create(conn, instance)
+            if action is not None:
+                self._ensure_action(conn, instance.uuid, action)
+            return created
 
     def update(
         self,
@@ -86,7 +103,7 @@ class InstanceRecords:
     def on_host(self, host: str) -> list[Instance]:
         """Live instances whose ``host`` is ``host``."""
         query = sa.select(_I.c.uuid).where(live(_I), _I.c.host == host).order_by(_I.c.id)
-        with self.db.connect() as conn:
+        with reader(self.db).connect() as conn:
             uuids = list(conn.execute(query).scalars())
             return [instance_repo.get(conn, uuid) for uuid in uuids]
 
@@ -95,7 +112,7 @@ class InstanceRecords:
         query = sa.select(_I.c.uuid).where(
             live(_I), _I.c.vm_state == "soft-delete", _I.c.updated_at < cutoff
         )
-        with self.db.connect() as conn:
+        with reader(self.db).connect() as conn:
             return [instance_repo.get(conn, u) for u in conn.execute(query).scalars()]
 
     # --- faults ------------------------------------------------------------------------------
@@ -120,22 +137,25 @@ class InstanceRecords:
     ) -> None:
         """Create the action for ``request_id`` unless the API already did."""
         with self.db.begin() as conn:
-            if instance_actions.get_action(conn, uuid, request_id) is None:
-                instance_actions.start_action(
-                    conn,
-                    uuid,
-                    action,
-                    request_id=request_id,
-                    user_id=user_id,
-                    project_id=project_id,
-                    now=self.clock.now(),
-                )
+            self._ensure_action(conn, uuid, ActionStart(action, request_id, user_id, project_id))
+
+    def _ensure_action(self, conn: sa.Connection, uuid: str, action: ActionStart) -> None:
+        if not instance_actions.action_exists(conn, uuid, action.request_id):
+            instance_actions.add_action(
+                conn,
+                uuid,
+                action.action,
+                request_id=action.request_id,
+                user_id=action.user_id,
+                project_id=action.project_id,
+                now=self.clock.now(),
+            )
 
     def event_start(self, uuid: str, request_id: str, event: str, host: str | None) -> None:
         """Record the start of ``event`` under the action of ``request_id`` (if it exists)."""
         try:
             with self.db.begin() as conn:
-                instance_actions.start_event(
+                instance_actions.record_event_start(
                     conn, uuid, request_id, event, host=host, now=self.clock.now()
                 )
         except NotFound:
@@ -148,7 +168,7 @@ class InstanceRecords:
         trace = None if exc is None else "".join(traceback.format_exception(exc))
         try:
             with self.db.begin() as conn:
-                instance_actions.finish_event(
+                instance_actions.record_event_finish(
                     conn,
                     uuid,
                     request_id,

@@ -92,7 +92,7 @@ class ConductorDeps:
             LOG.info("Instance %s is already in cell0", instance.uuid)
         cell0.add_fault(instance.uuid, exc, None)
         with self.api_db.begin() as conn:
-            instance_mappings.set_cell(conn, instance.uuid, CELL0_UUID)
+            instance_mappings.move_to_cell(conn, instance.uuid, CELL0_UUID)
             try:
                 build_requests.delete(conn, instance.uuid)
                 gone = False

@@ -27,6 +27,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from openkeel.db.engine import reader
 from openkeel.db.repositories import quotas as repo
 from openkeel.domain.errors import Invalid, NotImplementedYet
 from openkeel.domain.quotas import (
@@ -95,7 +96,7 @@ class QuotaEngine:
         """The ``default`` quota class over the options (what a new project gets)."""
         if self.noop:
             return self._unlimited()
-        with self._api_db.connect() as conn:
+        with reader(self._api_db).connect() as conn:
             return self._defaults(conn)
 
     def _defaults(self, conn: sa.Connection) -> dict[str, int]:
@@ -111,7 +112,7 @@ class QuotaEngine:
         """A quota class's limits over the options (Nova's ``get_class_quotas``)."""
         if self.noop:
             return self._unlimited()
-        with self._api_db.connect() as conn:
+        with reader(self._api_db).connect() as conn:
             merged = self.config_defaults()
             merged.update(self._known(repo.class_limits(conn, class_name)))
             return merged
@@ -126,7 +127,7 @@ class QuotaEngine:
         """Limits in force for the project, or for one user in it."""
         if self.noop:
             return self._unlimited()
-        with self._api_db.connect() as conn:
+        with reader(self._api_db).connect() as conn:
             return self._limits(conn, project_id, user_id)
 
     def _limits(self, conn: sa.Connection, project_id: str, user_id: str | None) -> dict[str, int]:
@@ -171,7 +172,7 @@ class QuotaEngine:
         ``services.cell_dbs`` count as empty.
         """
         if conn is None:
-            with self._api_db.connect() as own:
+            with reader(self._api_db).connect() as own:
                 return self.count_usage(
                     project_id, user_id, resources, conn=own, group_uuid=group_uuid
                 )
@@ -196,7 +197,8 @@ class QuotaEngine:
         project = {"instances": 0, "cores": 0, "ram": 0}
         user = dict(project) if user_id else {}
         for engine in self._cell_dbs.values():
-            with engine.connect() as cell:
+            # A read-only transaction: it must not queue behind the cell's writers.
+            with reader(engine).connect() as cell:
                 counted = repo.count_instances(cell, project_id, user_id)
             for key, value in counted.project.items():
                 project[key] += value
@@ -225,7 +227,7 @@ class QuotaEngine:
         """The range each limit may be set to without ``force`` (Nova's ``get_settable_quotas``)."""
         if self.noop:
             return {r: Settable(0, -1) for r in RESOURCES}
-        with self._api_db.connect() as conn:
+        with reader(self._api_db).connect() as conn:
             project = self._limits(conn, project_id, None)
             totals = repo.user_limit_totals(conn, project_id)
             own = repo.user_limits(conn, project_id, user_id) if user_id else {}
@@ -249,7 +251,7 @@ class QuotaEngine:
         """Raise QuotaExceeded if adding ``deltas`` would pass a limit (no lock; see claim)."""
         if self.noop:
             return
-        with self._api_db.connect() as conn:
+        with reader(self._api_db).connect() as conn:
             self._check(conn, project_id, user_id, deltas, group_uuid, message)
 
     def _check(
@@ -264,8 +266,13 @@ class QuotaEngine:
         counted = self.count_usage(
             project_id, user_id, set(deltas), conn=conn, group_uuid=group_uuid
         )
-        project_limits = self._limits(conn, project_id, None)
-        user_limits = self._limits(conn, project_id, user_id) if user_id else project_limits
+        classes, projects, users = repo.limit_layers(conn, DEFAULT_CLASS, project_id, user_id)
+        project_limits = self.config_defaults()
+        project_limits.update(self._known(classes))
+        project_limits.update(self._known(projects))
+        user_limits = project_limits
+        if user_id:
+            user_limits = {**project_limits, **self._known(users)}
         for scope, usage, limits in (
             ("project", counted.project, project_limits),
             ("user", counted.user, user_limits),
@@ -312,7 +319,15 @@ class QuotaEngine:
         """
         keys = self._lock_keys(project_id, user_id, deltas, group_uuid)
         if keys and not self.noop:
-            repo.ensure_lock_rows(self._api_db, keys)
+            # The lock rows exist after a scope's first claim: create them (in a transaction
+            # of their own, committed before anyone locks them) only when one is missing.
+            with self._api_db.begin() as conn:
+                missing = [key for key in keys if not repo.lock(conn, key)]
+                if not missing:
+                    self._check(conn, project_id, user_id, deltas, group_uuid, message)
+                    yield conn
+                    return
+            repo.ensure_lock_rows(self._api_db, missing)
         with self._api_db.begin() as conn:
             if not self.noop:
                 for key in keys:

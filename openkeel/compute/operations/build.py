@@ -91,8 +91,13 @@ def _build(host: ComputeHost, args: BuildArgs) -> None:
     instance = _step(host, uuid, TaskState.NETWORKING, None)
     ref = host.net_ref(uuid, instance.project_id)
     network_info = host.network.allocate_for_instance(ref, parse_requested(args.requested_networks))
-    host.records.update(uuid, InstanceUpdate(network_info=network_info))
-    _step(host, uuid, TaskState.BLOCK_DEVICE_MAPPING, TaskState.NETWORKING.value)
+    # The network info is saved with the next state change (as Nova saves what the network
+    # allocation changed with its block_device_mapping/spawning save): one write less.
+    host.records.update(
+        uuid,
+        InstanceUpdate(task_state=TaskState.BLOCK_DEVICE_MAPPING.value, network_info=network_info),
+        expected_task_state=TaskState.NETWORKING.value,
+    )
     instance = _step(host, uuid, TaskState.SPAWNING, TaskState.BLOCK_DEVICE_MAPPING.value)
     spec = guest.instance_spec(host.conf, instance, network_info)
     host.driver.spawn(spec, admin_password=args.admin_password)

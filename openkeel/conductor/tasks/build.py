@@ -21,11 +21,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from openkeel.clients.placement_errors import PlacementError
-from openkeel.compute.records import InstanceRecords
+from openkeel.compute.records import ActionStart, InstanceRecords
 from openkeel.conductor.context import ConductorDeps
 from openkeel.conductor.errors import MaxRetriesExceeded
 from openkeel.conductor.selections import Destination
 from openkeel.db.cells import CELL0_UUID
+from openkeel.db.engine import reader
 from openkeel.db.repositories import build_requests, host_mappings, instance_mappings
 from openkeel.domain.instances import BuildRequestNotFound, Instance, InstanceUpdate
 from openkeel.domain.states import TaskState, VmState
@@ -92,7 +93,7 @@ class ScheduleAndBuildTask:
 
     def _pending(self) -> list[build_requests.BuildRequest]:
         found = []
-        with self.deps.api_db.connect() as conn:
+        with reader(self.deps.api_db).connect() as conn:
             for uuid in self.uuids:
                 request = build_requests.find(conn, uuid)
                 if request is None:
@@ -116,6 +117,8 @@ class ScheduleAndBuildTask:
         chosen, alternates = host_list[0], host_list[1:]
         cell_uuid = chosen.cell_uuid or self._cell_of(chosen.host)
         records = self.deps.records(cell_uuid)
+        # Nova records the user's "create" action here, once the instance has a cell (one
+        # cell transaction for both rows).
         created = records.create(
             replace(
                 instance,
@@ -123,18 +126,13 @@ class ScheduleAndBuildTask:
                 node=chosen.node,
                 vm_state=VmState.BUILDING.value,
                 task_state=TaskState.SCHEDULING.value,
-            )
-        )
-        # Nova records the user's "create" action here, once the instance has a cell.
-        records.ensure_action(
-            instance.uuid,
-            "create",
-            self.context.request_id,
-            self.context.user_id,
-            self.context.project_id,
+            ),
+            action=ActionStart(
+                "create", self.context.request_id, self.context.user_id, self.context.project_id
+            ),
         )
         with self.deps.api_db.begin() as conn:
-            instance_mappings.set_cell(conn, instance.uuid, cell_uuid)
+            instance_mappings.move_to_cell(conn, instance.uuid, cell_uuid)
             try:
                 build_requests.delete(conn, instance.uuid)
             except BuildRequestNotFound:
@@ -159,13 +157,13 @@ class ScheduleAndBuildTask:
         )
 
     def _cell_of(self, host: str) -> str:
-        with self.deps.api_db.connect() as conn:
+        with reader(self.deps.api_db).connect() as conn:
             return host_mappings.get(conn, host).cell_uuid
 
     def rollback(self, instance: Instance, exc: BaseException) -> None:
         """ERROR + fault where the instance is (cell or cell0); allocations freed."""
         self.deps.free_allocations(instance.uuid)
-        with self.deps.api_db.connect() as conn:
+        with reader(self.deps.api_db).connect() as conn:
             mapping = instance_mappings.get(conn, instance.uuid)
         if mapping.cell_uuid is None:
             self.deps.bury_in_cell0(instance, exc)
@@ -195,7 +193,7 @@ class RescheduleTask:
         self.args = args
 
     def execute(self) -> None:
-        with self.deps.api_db.connect() as conn:
+        with reader(self.deps.api_db).connect() as conn:
             cell_uuid = instance_mappings.get(conn, self.uuid).cell_uuid
         if cell_uuid is None:
             LOG.warning("Instance %s has no cell; nothing to reschedule", self.uuid)

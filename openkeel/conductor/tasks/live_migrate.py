@@ -23,6 +23,7 @@ from openkeel.conductor.context import ConductorDeps
 from openkeel.conductor.selections import Destination
 from openkeel.conductor.tasks.build import instance_uuid_of
 from openkeel.conductor.tasks.migrate import MIGRATION_CONSUMER
+from openkeel.db.engine import reader
 from openkeel.db.repositories import compute_nodes, instance_mappings, migrations
 from openkeel.domain import migrations as status
 from openkeel.domain.errors import Invalid
@@ -62,7 +63,7 @@ class LiveMigrateTask:
         self.moved = False
 
     def execute(self) -> None:
-        with self.deps.api_db.connect() as conn:
+        with reader(self.deps.api_db).connect() as conn:
             cell_uuid = instance_mappings.get(conn, self.uuid).cell_uuid
         if cell_uuid is None:
             LOG.warning("Instance %s has no cell; nothing to live-migrate", self.uuid)
@@ -126,7 +127,7 @@ class LiveMigrateTask:
         """The requested host's node, claiming the source's resources there for the instance."""
         if host == instance.host:
             raise Invalid(f"Unable to migrate instance ({self.uuid}) to current host ({host}).")
-        with records.db.connect() as conn:
+        with reader(records.db).connect() as conn:
             nodes = compute_nodes.nodes_of_host(conn, host)
         if not nodes:
             raise ComputeHostNotFound(host)

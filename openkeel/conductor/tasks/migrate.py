@@ -22,6 +22,7 @@ from openkeel.compute.records import InstanceRecords
 from openkeel.conductor.context import ConductorDeps
 from openkeel.conductor.selections import Destination
 from openkeel.conductor.tasks.build import instance_uuid_of
+from openkeel.db.engine import reader
 from openkeel.db.repositories import instance_mappings, migrations
 from openkeel.domain import migrations as status
 from openkeel.domain.instances import FlavorSnapshot, Instance, InstanceNotFound, InstanceUpdate
@@ -58,7 +59,7 @@ class MigrateTask:
         self.moved = False
 
     def execute(self) -> None:
-        with self.deps.api_db.connect() as conn:
+        with reader(self.deps.api_db).connect() as conn:
             cell_uuid = instance_mappings.get(conn, self.uuid).cell_uuid
         if cell_uuid is None:
             LOG.warning("Instance %s has no cell; nothing to migrate", self.uuid)

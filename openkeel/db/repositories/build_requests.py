@@ -44,6 +44,11 @@ def _build_request(row: sa.RowMapping) -> BuildRequest:
     )
 
 
+_INSERT_SQL = sa.insert(_B)
+_GET_SQL = sa.select(_B).where(_B.c.instance_uuid == sa.bindparam("uuid"))
+_DELETE_SQL = sa.delete(_B).where(_B.c.instance_uuid == sa.bindparam("uuid"))
+
+
 def create(
     conn: sa.Connection,
     instance: Instance,
@@ -55,22 +60,55 @@ def create(
     now = instance.created_at or utcnow()
     stored = Instance.from_primitive({**instance.to_primitive(), "created_at": now.isoformat()})
     conn.execute(
-        sa.insert(_B).values(
-            instance_uuid=instance.uuid,
-            project_id=instance.project_id,
-            instance=json.dumps(stored.to_primitive()),
-            block_device_mappings=json.dumps([dict(b) for b in block_device_mappings]),
-            tags=json.dumps(list(instance.tags if tags is None else tags)),
-            created_at=now,
-        )
+        _INSERT_SQL,
+        _row(stored.to_primitive(), instance, now, block_device_mappings, tags),
     )
     return get(conn, instance.uuid)
 
 
+def add(
+    conn: sa.Connection,
+    instances: Sequence[Instance],
+    *,
+    block_device_mappings: Sequence[Mapping[str, Any]] = (),
+    tags: Sequence[str] | None = None,
+) -> list[dict[str, Any]]:
+    """Insert the build requests of ``instances`` (whole instances, as the servers API builds
+    them) in one statement; returns each instance's stored primitive. ``create`` for one
+    that also reads it back."""
+    rows = []
+    stored = []
+    for instance in instances:
+        now = instance.created_at or utcnow()
+        primitive = instance.to_primitive()
+        primitive["created_at"] = now.isoformat()
+        stored.append(primitive)
+        rows.append(_row(primitive, instance, now, block_device_mappings, tags))
+    if rows:
+        conn.execute(_INSERT_SQL, rows)
+    return stored
+
+
+def _row(
+    primitive: Mapping[str, Any],
+    instance: Instance,
+    now: datetime,
+    block_device_mappings: Sequence[Mapping[str, Any]],
+    tags: Sequence[str] | None,
+) -> dict[str, Any]:
+    return {
+        "instance_uuid": instance.uuid,
+        "project_id": instance.project_id,
+        "instance": json.dumps(primitive),
+        "block_device_mappings": json.dumps([dict(b) for b in block_device_mappings]),
+        "tags": json.dumps(list(instance.tags if tags is None else tags)),
+        "created_at": now,
+    }
+
+
 def get(conn: sa.Connection, instance_uuid: str) -> BuildRequest:
     """The build request; ``BuildRequestNotFound`` (404) if none."""
-    row = conn.execute(sa.select(_B).where(_B.c.instance_uuid == instance_uuid)).mappings()
-    found = row.first()
+    found = conn.execute(_GET_SQL, {"uuid": instance_uuid}).mappings().first()
     if found is None:
         raise BuildRequestNotFound(instance_uuid)
     return _build_request(found)
@@ -96,7 +134,7 @@ def update_instance(conn: sa.Connection, instance: Instance) -> None:
 
 def delete(conn: sa.Connection, instance_uuid: str) -> None:
     """Delete it; ``BuildRequestNotFound`` if it was already gone (someone else won)."""
-    result = conn.execute(sa.delete(_B).where(_B.c.instance_uuid == instance_uuid))
+    result = conn.execute(_DELETE_SQL, {"uuid": instance_uuid})
     if result.rowcount == 0:
         raise BuildRequestNotFound(instance_uuid)
 

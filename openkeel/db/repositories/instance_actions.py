@@ -105,57 +105,123 @@ def start_action(
     now: datetime | None = None,
 ) -> InstanceAction:
     """Record that a user request started ``action`` on the instance."""
-    start = now or utcnow()
-    conn.execute(
-        sa.insert(_A).values(
-            instance_uuid=instance_uuid,
-            action=action,
-            request_id=request_id,
-            user_id=user_id,
-            project_id=project_id,
-            start_time=start,
-            created_at=start,
-            deleted=0,
-        )
+    add_action(
+        conn,
+        instance_uuid,
+        action,
+        request_id=request_id,
+        user_id=user_id,
+        project_id=project_id,
+        now=now,
     )
     found = get_action(conn, instance_uuid, request_id)
     assert found is not None
     return found
 
 
+def add_action(
+    conn: sa.Connection,
+    instance_uuid: str,
+    action: str,
+    *,
+    request_id: str,
+    user_id: str | None,
+    project_id: str | None,
+    now: datetime | None = None,
+) -> None:
+    """``start_action`` without reading the action back."""
+    start = now or utcnow()
+    conn.execute(
+        _INSERT_ACTION_SQL,
+        {
+            "instance_uuid": instance_uuid,
+            "action": action,
+            "request_id": request_id,
+            "user_id": user_id,
+            "project_id": project_id,
+            "start_time": start,
+            "created_at": start,
+            "deleted": 0,
+        },
+    )
+
+
+# Statements of every build (conductor and compute) are built once: building and cache-keying
+# a statement costs more than running it.
+_NEWEST_FIRST = (_A.c.created_at.desc(), _A.c.id.desc())
+_BY_REQUEST = (
+    _A.c.instance_uuid == sa.bindparam("uuid"),
+    _A.c.request_id == sa.bindparam("request_id"),
+)
+_INSERT_ACTION_SQL = sa.insert(_A)
+_GET_ACTION_SQL = sa.select(_A).where(*_BY_REQUEST).order_by(*_NEWEST_FIRST).limit(1)
+_ACTION_ID_SQL = sa.select(_A.c.id).where(*_BY_REQUEST).order_by(*_NEWEST_FIRST).limit(1)
+_LAST_ACTION_ID_SQL = (
+    sa.select(_A.c.id).where(_A.c.instance_uuid == sa.bindparam("uuid")).order_by(*_NEWEST_FIRST)
+).limit(1)
+_TOUCH_ACTION_SQL = (
+    sa.update(_A).where(_A.c.id == sa.bindparam("action_id")).values(updated_at=sa.bindparam("now"))
+)
+_FAIL_ACTION_SQL = (
+    sa.update(_A)
+    .where(_A.c.id == sa.bindparam("action_id"))
+    .values(message=sa.bindparam("new_message"))
+)
+_FAIL_TOUCH_ACTION_SQL = (
+    sa.update(_A)
+    .where(_A.c.id == sa.bindparam("action_id"))
+    .values(message=sa.bindparam("new_message"), updated_at=sa.bindparam("now"))
+)
+_INSERT_EVENT_SQL = sa.insert(_E)
+_GET_EVENT_SQL = sa.select(_E).where(_E.c.id == sa.bindparam("event_id"))
+_OPEN_EVENT_SQL = (
+    sa.select(_E.c.id)
+    .where(
+        _E.c.action_id == sa.bindparam("action_id"),
+        _E.c.event == sa.bindparam("event"),
+        _E.c.deleted == 0,
+    )
+    .order_by(_E.c.id.desc())
+    .limit(1)
+)
+_FINISH_EVENT_SQL = (
+    sa.update(_E)
+    .where(_E.c.id == sa.bindparam("event_id"))
+    .values(
+        finish_time=sa.bindparam("now"),
+        result=sa.bindparam("new_result"),
+        traceback=sa.bindparam("new_traceback"),
+        details=sa.bindparam("new_details"),
+        updated_at=sa.bindparam("now"),
+    )
+)
+
+
+def action_exists(conn: sa.Connection, instance_uuid: str, request_id: str) -> bool:
+    """Whether the instance has an action with this request id."""
+    params = {"uuid": instance_uuid, "request_id": request_id}
+    return conn.execute(_ACTION_ID_SQL, params).first() is not None
+
+
 def get_action(conn: sa.Connection, instance_uuid: str, request_id: str) -> InstanceAction | None:
     """The newest action of the instance with this request id, or None."""
-    query = (
-        sa.select(_A)
-        .where(_A.c.instance_uuid == instance_uuid, _A.c.request_id == request_id)
-        .order_by(_A.c.created_at.desc(), _A.c.id.desc())
-    )
-    row = conn.execute(query).first()
+    params = {"uuid": instance_uuid, "request_id": request_id}
+    row = conn.execute(_GET_ACTION_SQL, params).first()
     return _action(row) if row is not None else None
 
 
-def _last_action(conn: sa.Connection, instance_uuid: str) -> InstanceAction | None:
-    query = (
-        sa.select(_A)
-        .where(_A.c.instance_uuid == instance_uuid)
-        .order_by(_A.c.created_at.desc(), _A.c.id.desc())
-    )
-    row = conn.execute(query).first()
-    return _action(row) if row is not None else None
-
-
-def _find_action(
+def _find_action_id(
     conn: sa.Connection, instance_uuid: str, request_id: str, fallback_to_last: bool
-) -> tuple[InstanceAction, bool]:
-    """(action, whether it was found by request id)."""
-    action = get_action(conn, instance_uuid, request_id)
-    if action is not None:
-        return action, True
+) -> tuple[int, bool]:
+    """(action id, whether it was found by request id)."""
+    params = {"uuid": instance_uuid, "request_id": request_id}
+    action_id = conn.execute(_ACTION_ID_SQL, params).scalar()
+    if action_id is not None:
+        return action_id, True
     if fallback_to_last:
-        # A restarted compute has a new request id: finish the instance's last action.
-        action = _last_action(conn, instance_uuid)
-        if action is not None:
-            return action, False
+        action_id = conn.execute(_LAST_ACTION_ID_SQL, params).scalar()
+        if action_id is not None:
+            return action_id, False
     raise InstanceActionNotFound(request_id, instance_uuid)
 
 
@@ -188,22 +254,46 @@ def start_event(
     ``fallback_to_last`` (service contexts without a project) uses the instance's last action
     when none has ``request_id``, without touching its ``updated_at``.
     """
+    event_id = record_event_start(
+        conn,
+        instance_uuid,
+        request_id,
+        event,
+        host=host,
+        now=now,
+        fallback_to_last=fallback_to_last,
+    )
+    return _event(conn.execute(_GET_EVENT_SQL, {"event_id": event_id}).one())
+
+
+def record_event_start(
+    conn: sa.Connection,
+    instance_uuid: str,
+    request_id: str,
+    event: str,
+    *,
+    host: str | None = None,
+    now: datetime | None = None,
+    fallback_to_last: bool = False,
+) -> int:
+    """``start_event`` without reading the event back; returns its id."""
     start = now or utcnow()
-    action, by_request = _find_action(conn, instance_uuid, request_id, fallback_to_last)
+    action_id, by_request = _find_action_id(conn, instance_uuid, request_id, fallback_to_last)
     result = conn.execute(
-        sa.insert(_E).values(
-            action_id=action.id,
-            event=event,
-            start_time=start,
-            host=host,
-            created_at=start,
-            deleted=0,
-        )
+        _INSERT_EVENT_SQL,
+        {
+            "action_id": action_id,
+            "event": event,
+            "start_time": start,
+            "host": host,
+            "created_at": start,
+            "deleted": 0,
+        },
     )
     if by_request:
-        conn.execute(sa.update(_A).where(_A.c.id == action.id).values(updated_at=start))
-    event_id = result.inserted_primary_key[0]  # type: ignore[index]
-    return _event(conn.execute(sa.select(_E).where(_E.c.id == event_id)).one())
+        conn.execute(_TOUCH_ACTION_SQL, {"action_id": action_id, "now": start})
+    event_id: int = result.inserted_primary_key[0]  # type: ignore[index]
+    return event_id
 
 
 def finish_event(
@@ -219,34 +309,57 @@ def finish_event(
     fallback_to_last: bool = False,
 ) -> ActionEvent:
     """Finish ``event`` with ``result`` ("Success" or "Error"); an error marks the action."""
-    finish = now or utcnow()
-    action, by_request = _find_action(conn, instance_uuid, request_id, fallback_to_last)
-    row = conn.execute(
-        sa.select(_E.c.id)
-        .where(_E.c.action_id == action.id, _E.c.event == event, _E.c.deleted == 0)
-        .order_by(_E.c.id.desc())
-    ).first()
-    if row is None:
-        raise InstanceActionEventNotFound(action.id, event)
-    conn.execute(
-        sa.update(_E)
-        .where(_E.c.id == row.id)
-        .values(
-            finish_time=finish,
-            result=result,
-            traceback=traceback,
-            details=details,
-            updated_at=finish,
-        )
+    event_id = record_event_finish(
+        conn,
+        instance_uuid,
+        request_id,
+        event,
+        result=result,
+        traceback=traceback,
+        details=details,
+        now=now,
+        fallback_to_last=fallback_to_last,
     )
-    action_values: dict[str, Any] = {}
-    if result.lower() == ERROR_RESULT.lower():
-        action_values["message"] = ERROR_RESULT
-    if by_request:
-        action_values["updated_at"] = finish
-    if action_values:
-        conn.execute(sa.update(_A).where(_A.c.id == action.id).values(action_values))
-    return _event(conn.execute(sa.select(_E).where(_E.c.id == row.id)).one())
+    return _event(conn.execute(_GET_EVENT_SQL, {"event_id": event_id}).one())
+
+
+def record_event_finish(
+    conn: sa.Connection,
+    instance_uuid: str,
+    request_id: str,
+    event: str,
+    *,
+    result: str,
+    traceback: str | None = None,
+    details: str | None = None,
+    now: datetime | None = None,
+    fallback_to_last: bool = False,
+) -> int:
+    """``finish_event`` without reading the event back; returns its id."""
+    finish = now or utcnow()
+    action_id, by_request = _find_action_id(conn, instance_uuid, request_id, fallback_to_last)
+    event_id = conn.execute(_OPEN_EVENT_SQL, {"action_id": action_id, "event": event}).scalar()
+    if event_id is None:
+        raise InstanceActionEventNotFound(action_id, event)
+    conn.execute(
+        _FINISH_EVENT_SQL,
+        {
+            "event_id": event_id,
+            "now": finish,
+            "new_result": result,
+            "new_traceback": traceback,
+            "new_details": details,
+        },
+    )
+    failed = result.lower() == ERROR_RESULT.lower()
+    if failed and by_request:
+        params = {"action_id": action_id, "new_message": ERROR_RESULT, "now": finish}
+        conn.execute(_FAIL_TOUCH_ACTION_SQL, params)
+    elif failed:
+        conn.execute(_FAIL_ACTION_SQL, {"action_id": action_id, "new_message": ERROR_RESULT})
+    elif by_request:
+        conn.execute(_TOUCH_ACTION_SQL, {"action_id": action_id, "now": finish})
+    return int(event_id)
 
 
 def list_actions(

@@ -35,9 +35,21 @@ class InstanceMapping:
 
 
 def _select() -> sa.Select[Any]:
-    return sa.select(_M, _CELLS.c.uuid.label("cell_uuid")).select_from(
-        _M.outerjoin(_CELLS, _CELLS.c.id == _M.c.cell_id)
-    )
+    return _SELECT
+
+
+_SELECT = sa.select(_M, _CELLS.c.uuid.label("cell_uuid")).select_from(
+    _M.outerjoin(_CELLS, _CELLS.c.id == _M.c.cell_id)
+)
+# The statements of every server create are built once (building costs more than running).
+_GET_SQL = _SELECT.where(_M.c.instance_uuid == sa.bindparam("uuid"))
+_CELL_ID_SQL = sa.select(_CELLS.c.id).where(_CELLS.c.uuid == sa.bindparam("cell_uuid"))
+_INSERT_SQL = sa.insert(_M)
+_SET_CELL_SQL = (
+    sa.update(_M)
+    .where(_M.c.instance_uuid == sa.bindparam("uuid"))
+    .values(cell_id=sa.bindparam("new_cell_id"), updated_at=sa.bindparam("now"))
+)
 
 
 def _mapping(row: sa.RowMapping) -> InstanceMapping:
@@ -53,7 +65,7 @@ def _mapping(row: sa.RowMapping) -> InstanceMapping:
 
 
 def _cell_id(conn: sa.Connection, cell_uuid: str) -> int:
-    cell_id = conn.execute(sa.select(_CELLS.c.id).where(_CELLS.c.uuid == cell_uuid)).scalar()
+    cell_id = conn.execute(_CELL_ID_SQL, {"cell_uuid": cell_uuid}).scalar()
     if cell_id is None:
         raise ValueError(f"Cell {cell_uuid} has no mapping.")
     return int(cell_id)
@@ -69,22 +81,32 @@ def create(
 ) -> InstanceMapping:
     """Insert a mapping (``cell_uuid`` None: not scheduled yet)."""
     cell_id = _cell_id(conn, cell_uuid) if cell_uuid else None
-    conn.execute(
-        sa.insert(_M).values(
-            instance_uuid=instance_uuid,
-            project_id=project_id,
-            user_id=user_id,
-            cell_id=cell_id,
-            queued_for_delete=False,
-            created_at=utcnow(),
-        )
-    )
+    conn.execute(_INSERT_SQL, _row(instance_uuid, project_id, user_id, cell_id))
     return get(conn, instance_uuid)
+
+
+def add_unscheduled(conn: sa.Connection, instances: Sequence[tuple[str, str, str | None]]) -> None:
+    """Insert the cell-less mappings of (instance uuid, project id, user id) in one statement
+    (``create`` for one that also reads it back)."""
+    rows = [_row(uuid, project_id, user_id, None) for uuid, project_id, user_id in instances]
+    if rows:
+        conn.execute(_INSERT_SQL, rows)
+
+
+def _row(uuid: str, project_id: str, user_id: str | None, cell_id: int | None) -> dict[str, Any]:
+    return {
+        "instance_uuid": uuid,
+        "project_id": project_id,
+        "user_id": user_id,
+        "cell_id": cell_id,
+        "queued_for_delete": False,
+        "created_at": utcnow(),
+    }
 
 
 def get(conn: sa.Connection, instance_uuid: str) -> InstanceMapping:
     """The mapping; ``InstanceMappingNotFound`` (404) if there is none."""
-    row = conn.execute(_select().where(_M.c.instance_uuid == instance_uuid)).mappings().first()
+    row = conn.execute(_GET_SQL, {"uuid": instance_uuid}).mappings().first()
     if row is None:
         raise InstanceMappingNotFound(instance_uuid)
     return _mapping(row)
@@ -100,14 +122,15 @@ def get_many(conn: sa.Connection, instance_uuids: Sequence[str]) -> dict[str, In
 
 def set_cell(conn: sa.Connection, instance_uuid: str, cell_uuid: str) -> InstanceMapping:
     """Point the mapping at ``cell_uuid`` (conductor, once the instance row exists there)."""
-    result = conn.execute(
-        sa.update(_M)
-        .where(_M.c.instance_uuid == instance_uuid)
-        .values(cell_id=_cell_id(conn, cell_uuid), updated_at=utcnow())
-    )
-    if result.rowcount == 0:
-        raise InstanceMappingNotFound(instance_uuid)
+    move_to_cell(conn, instance_uuid, cell_uuid)
     return get(conn, instance_uuid)
+
+
+def move_to_cell(conn: sa.Connection, instance_uuid: str, cell_uuid: str) -> None:
+    """``set_cell`` without reading the mapping back."""
+    params = {"uuid": instance_uuid, "new_cell_id": _cell_id(conn, cell_uuid), "now": utcnow()}
+    if conn.execute(_SET_CELL_SQL, params).rowcount == 0:
+        raise InstanceMappingNotFound(instance_uuid)
 
 
 def set_queued_for_delete(conn: sa.Connection, instance_uuid: str, queued: bool = True) -> None:

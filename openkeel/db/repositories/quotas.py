@@ -6,9 +6,11 @@ caller decides the transaction (a claim counts and inserts in one transaction).
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import sqlalchemy as sa
 
@@ -19,6 +21,45 @@ _quotas = api_tables.quotas
 _user_quotas = api_tables.project_user_quotas
 _classes = api_tables.quota_classes
 _lock_rows = api_tables.quota_usages
+
+
+# Statements of the hot paths (every quota claim) are built once: building and cache-keying a
+# statement costs more than running it.
+def _layer(number: int, table: sa.Table, *where: sa.ColumnElement[bool]) -> sa.Select[Any]:
+    return sa.select(
+        sa.literal_column(str(number)).label("layer"),
+        table.c.id,
+        table.c.resource,
+        table.c.hard_limit,
+    ).where(*where)
+
+
+_CLASS_LAYER = _layer(0, _classes, _classes.c.class_name == sa.bindparam("class_name"))
+_PROJECT_LAYER = _layer(1, _quotas, _quotas.c.project_id == sa.bindparam("project_id"))
+_USER_LAYER = _layer(
+    2,
+    _user_quotas,
+    _user_quotas.c.project_id == sa.bindparam("project_id"),
+    _user_quotas.c.user_id == sa.bindparam("user_id"),
+)
+# Without a user / with one: the layers in the order they override each other.
+_LAYERS_SQL = (
+    sa.union_all(_CLASS_LAYER, _PROJECT_LAYER).order_by("layer", "id"),
+    sa.union_all(_CLASS_LAYER, _PROJECT_LAYER, _USER_LAYER).order_by("layer", "id"),
+)
+
+
+def limit_layers(
+    conn: sa.Connection, class_name: str, project_id: str, user_id: str | None
+) -> tuple[dict[str, int], dict[str, int], dict[str, int]]:
+    """(class limits, project limits, user limits) in one query; no user: an empty dict."""
+    params = {"class_name": class_name, "project_id": project_id, "user_id": user_id}
+    layers: tuple[dict[str, int], dict[str, int], dict[str, int]] = ({}, {}, {})
+    query = _LAYERS_SQL[user_id is not None]
+    for layer, _id, resource, limit in conn.execute(query, params):
+        if limit is not None:
+            layers[layer][resource] = limit
+    return layers
 
 
 def _limits(conn: sa.Connection, query: sa.Select[tuple[str, int | None]]) -> dict[str, int]:
@@ -159,23 +200,57 @@ def count_group_members(conn: sa.Connection, group_uuid: str, user_id: str) -> i
     return int(conn.execute(query).scalar_one())
 
 
+_INST = cell_tables.instances
+_COUNTED_INSTANCES = (
+    _INST.c.deleted == 0,
+    _INST.c.project_id == sa.bindparam("project_id"),
+    sa.or_(_INST.c.vm_state.is_(None), _INST.c.vm_state != "soft-delete"),
+    sa.or_(_INST.c.hidden.is_(None), _INST.c.hidden.is_(False)),
+)
+_MINE = _INST.c.user_id == sa.bindparam("user_id")
+_COUNT_INSTANCES_SQL = (
+    sa.select(
+        sa.func.count(_INST.c.id), sa.func.sum(_INST.c.vcpus), sa.func.sum(_INST.c.memory_mb)
+    ).where(*_COUNTED_INSTANCES),
+    # The user's share in the same scan: rows of other users add NULL, which SUM skips.
+    sa.select(
+        sa.func.count(_INST.c.id),
+        sa.func.sum(_INST.c.vcpus),
+        sa.func.sum(_INST.c.memory_mb),
+        sa.func.count(sa.case((_MINE, _INST.c.id))),
+        sa.func.sum(sa.case((_MINE, _INST.c.vcpus))),
+        sa.func.sum(sa.case((_MINE, _INST.c.memory_mb))),
+    ).where(*_COUNTED_INSTANCES),
+)
+
+
 def count_instances(conn: sa.Connection, project_id: str, user_id: str | None) -> Scoped:
     """Instances, cores and ram of the project (and user) in one cell database.
 
     Soft-deleted (``SOFT_DELETED`` vm_state) and hidden copies do not count, as in Nova.
     """
-    table = cell_tables.instances
-    query = sa.select(
-        sa.func.count(table.c.id), sa.func.sum(table.c.vcpus), sa.func.sum(table.c.memory_mb)
-    ).where(
-        table.c.deleted == 0,
-        table.c.project_id == project_id,
-        sa.or_(table.c.vm_state.is_(None), table.c.vm_state != "soft-delete"),
-        sa.or_(table.c.hidden.is_(None), table.c.hidden.is_(False)),
-    )
-    project = _instance_row(conn, query)
-    user = _instance_row(conn, query.where(table.c.user_id == user_id)) if user_id else {}
+    query = _COUNT_INSTANCES_SQL[bool(user_id)]
+    row = conn.execute(query, {"project_id": project_id, "user_id": user_id}).one()
+    project = _counts(row[0], row[1], row[2])
+    user = _counts(row[3], row[4], row[5]) if user_id else {}
     return Scoped(project, user)
+
+
+def _counts(count: int | None, cores: int | None, ram: int | None) -> dict[str, int]:
+    return {"instances": int(count or 0), "cores": int(cores or 0), "ram": int(ram or 0)}
+
+
+_UNSCHEDULED_SQL = (
+    sa.select(api_tables.build_requests.c.instance)
+    .join(
+        api_tables.instance_mappings,
+        api_tables.instance_mappings.c.instance_uuid == api_tables.build_requests.c.instance_uuid,
+    )
+    .where(
+        api_tables.build_requests.c.project_id == sa.bindparam("project_id"),
+        api_tables.instance_mappings.c.cell_id.is_(None),
+    )
+)
 
 
 def count_unscheduled(conn: sa.Connection, project_id: str, user_id: str | None) -> Scoped:
@@ -185,30 +260,25 @@ def count_unscheduled(conn: sa.Connection, project_id: str, user_id: str | None)
     claim sees servers still being scheduled. Once the conductor maps it to a cell it is
     counted there instead (during that short hand-over it may count twice: the safe side).
     """
-    requests = api_tables.build_requests
-    mappings = api_tables.instance_mappings
-    query = (
-        sa.select(requests.c.instance)
-        .join(mappings, mappings.c.instance_uuid == requests.c.instance_uuid)
-        .where(requests.c.project_id == project_id, mappings.c.cell_id.is_(None))
-    )
     project = {"instances": 0, "cores": 0, "ram": 0}
     user = dict(project) if user_id else {}
-    for (blob,) in conn.execute(query):
-        instance = json.loads(blob or "{}")
-        flavor = instance.get("flavor") or {}
-        counted = {"instances": 1, "cores": int(flavor.get("vcpus") or 0),
-                   "ram": int(flavor.get("memory_mb") or 0)}  # fmt: skip
+    for (blob,) in conn.execute(_UNSCHEDULED_SQL, {"project_id": project_id}):
+        owner, cores, ram = _build_usage(blob or "{}")
+        counted = {"instances": 1, "cores": cores, "ram": ram}
         for key, value in counted.items():
             project[key] += value
-            if user_id and instance.get("user_id") == user_id:
+            if user_id and owner == user_id:
                 user[key] += value
     return Scoped(project, user)
 
 
-def _instance_row(conn: sa.Connection, query: sa.Select[tuple[int, int, int]]) -> dict[str, int]:
-    count, cores, ram = conn.execute(query).one()
-    return {"instances": int(count or 0), "cores": int(cores or 0), "ram": int(ram or 0)}
+@functools.lru_cache(maxsize=256)
+def _build_usage(blob: str) -> tuple[Any, int, int]:
+    """(user id, cores, ram) of a serialized build request instance. Cached by its text: every
+    claim of a busy project reads the same pending build requests again."""
+    instance = json.loads(blob)
+    flavor = instance.get("flavor") or {}
+    return instance.get("user_id"), int(flavor.get("vcpus") or 0), int(flavor.get("memory_mb") or 0)
 
 
 # --- claim locks -------------------------------------------------------------------------------
@@ -223,40 +293,37 @@ LockKey = tuple[str, str, str]
 """(project_id or "", user_id or "", resource)."""
 
 
-def _lock_filter(key: LockKey) -> tuple[sa.ColumnElement[bool], ...]:
+_LOCK_FILTER = (
+    _lock_rows.c.project_id == sa.bindparam("project_id"),
+    _lock_rows.c.user_id == sa.bindparam("user_id"),
+    _lock_rows.c.resource == sa.bindparam("resource"),
+)
+_LOCK_EXISTS_SQL = sa.select(_lock_rows.c.id).where(*_LOCK_FILTER).limit(1)
+_LOCK_INSERT_SQL = sa.insert(_lock_rows).values(in_use=0, reserved=0)
+_LOCK_SQL = (
+    sa.select(_lock_rows.c.id)
+    .where(*_LOCK_FILTER)
+    .order_by(_lock_rows.c.id)
+    .limit(1)
+    .with_for_update()
+)
+
+
+def _lock_params(key: LockKey) -> dict[str, str]:
     project_id, user_id, resource = key
-    return (
-        _lock_rows.c.project_id == project_id,
-        _lock_rows.c.user_id == user_id,
-        _lock_rows.c.resource == resource,
-    )
+    return {"project_id": project_id, "user_id": user_id, "resource": resource}
 
 
 def ensure_lock_rows(engine: sa.Engine, keys: Iterable[LockKey]) -> None:
     """Make sure a committed lock row exists for each key."""
     with engine.begin() as conn:
         for key in keys:
-            exists = conn.execute(sa.select(_lock_rows.c.id).where(*_lock_filter(key)).limit(1))
-            if exists.first() is None:
-                project_id, user_id, resource = key
-                conn.execute(
-                    sa.insert(_lock_rows).values(
-                        project_id=project_id,
-                        user_id=user_id,
-                        resource=resource,
-                        in_use=0,
-                        reserved=0,
-                    )
-                )
+            params = _lock_params(key)
+            if conn.execute(_LOCK_EXISTS_SQL, params).first() is None:
+                conn.execute(_LOCK_INSERT_SQL, params)
 
 
-def lock(conn: sa.Connection, key: LockKey) -> None:
-    """Block until this transaction holds the lock row of ``key``."""
-    query = (
-        sa.select(_lock_rows.c.id)
-        .where(*_lock_filter(key))
-        .order_by(_lock_rows.c.id)
-        .limit(1)
-        .with_for_update()
-    )
-    conn.execute(query).first()
+def lock(conn: sa.Connection, key: LockKey) -> bool:
+    """Block until this transaction holds the lock row of ``key``; False if it has none yet
+    (``ensure_lock_rows`` first)."""
+    return conn.execute(_LOCK_SQL, _lock_params(key)).first() is not None

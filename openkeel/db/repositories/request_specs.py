@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -87,20 +87,29 @@ def _json_default(value: Any) -> Any:
     return str(value)
 
 
+_INSERT_SQL = sa.insert(_R)
+_GET_SQL = sa.select(_R.c.spec).where(_R.c.instance_uuid == sa.bindparam("uuid"))
+
+
 def create(conn: sa.Connection, spec: RequestSpec) -> RequestSpec:
-    conn.execute(
-        sa.insert(_R).values(
-            instance_uuid=spec.instance_uuid,
-            spec=json.dumps(spec.to_primitive()),
-            created_at=utcnow(),
-        )
-    )
+    add(conn, [spec.to_primitive()])
     return spec
+
+
+def add(conn: sa.Connection, primitives: Sequence[Mapping[str, Any]]) -> None:
+    """Store specs given in their wire form (``RequestSpec.to_primitive()``), in one statement."""
+    now = utcnow()
+    rows = [
+        {"instance_uuid": p["instance_uuid"], "spec": json.dumps(p), "created_at": now}
+        for p in primitives
+    ]
+    if rows:
+        conn.execute(_INSERT_SQL, rows)
 
 
 def get(conn: sa.Connection, instance_uuid: str) -> RequestSpec:
     """The instance's spec; ``RequestSpecNotFound`` (404) if none."""
-    text = conn.execute(sa.select(_R.c.spec).where(_R.c.instance_uuid == instance_uuid)).scalar()
+    text = conn.execute(_GET_SQL, {"uuid": instance_uuid}).scalar()
     if text is None:
         raise RequestSpecNotFound(instance_uuid)
     return RequestSpec.from_primitive(json.loads(text))

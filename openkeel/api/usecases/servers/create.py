@@ -187,19 +187,21 @@ class ServerCreator:
             instances = build_instances(
                 cmd, ctx, chosen, booted, key, placement.zone, reservation_id, count
             )
+            # Each spec and instance is serialized once, for its row and for the cast.
             specs = [
-                request_spec(cmd, inst, chosen, booted, group, placement, count)
+                request_spec(cmd, inst, chosen, booted, group, placement, count).to_primitive()
                 for inst in instances
             ]
-            for inst, spec in zip(instances, specs, strict=True):
-                build_requests.create(
-                    conn, inst, block_device_mappings=cmd.block_device_mappings, tags=cmd.tags
-                )
-                request_specs.create(conn, spec)
-                instance_mappings.create(conn, inst.uuid, inst.project_id, inst.user_id)
+            stored = build_requests.add(
+                conn, instances, block_device_mappings=cmd.block_device_mappings, tags=cmd.tags
+            )
+            request_specs.add(conn, specs)
+            instance_mappings.add_unscheduled(
+                conn, [(i.uuid, i.project_id, i.user_id) for i in instances]
+            )
             if group_uuid is not None:
                 server_extras.add_group_members(conn, group_uuid, [i.uuid for i in instances])
-        self._cast(cmd, instances, specs, booted, password)
+        self._cast(cmd, instances, stored, specs, booted, password)
         return CreatedServers(
             instances[0].uuid, reservation_id, password, bool(instances[0].auto_disk_config)
         )
@@ -208,7 +210,8 @@ class ServerCreator:
         self,
         cmd: CreateServers,
         instances: list[Any],
-        specs: list[Any],
+        stored: list[dict[str, Any]],
+        specs: list[dict[str, Any]],
         booted: Image | None,
         password: str,
     ) -> None:
@@ -225,10 +228,10 @@ class ServerCreator:
         conductor.schedule_and_build_instances(
             call_context(self._context),
             build_requests=[
-                {"instance_uuid": i.uuid, "instance": i.to_primitive(), "tags": list(cmd.tags)}
-                for i in instances
+                {"instance_uuid": i.uuid, "instance": primitive, "tags": list(cmd.tags)}
+                for i, primitive in zip(instances, stored, strict=True)
             ],
-            request_specs=[s.to_primitive() for s in specs],
+            request_specs=specs,
             image=_image_meta(booted),
             admin_password=password,
             injected_files=[{"path": p, "contents": c} for p, c in cmd.personality],

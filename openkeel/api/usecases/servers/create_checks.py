@@ -15,6 +15,7 @@ from openkeel.api.usecases.availability_zones import AvailabilityZoneService
 from openkeel.api.usecases.images import image_service
 from openkeel.api.usecases.quotas import QuotaEngine
 from openkeel.clients.image import Caller, Image, ImageNotFound
+from openkeel.db.engine import reader
 from openkeel.db.repositories import host_mappings, server_extras
 from openkeel.db.repositories.availability_zones import zones_by_host
 from openkeel.db.repositories.flavors import FlavorRepository
@@ -158,19 +159,19 @@ def requested_destination(services: Any, host: str | None, node: str | None) -> 
     if not host and not node:
         return
     if host:
-        with services.api_db.connect() as api:
+        with reader(services.api_db).connect() as api:
             try:
                 mapping = host_mappings.get(api, host)
             except HostMappingNotFound:
                 raise Invalid(f"Compute host {host} could not be found.") from None
         if node:
             engine = services.cell_dbs[mapping.cell_uuid]
-            with engine.connect() as conn:
+            with reader(engine).connect() as conn:
                 if not server_extras.compute_node_exists(conn, host, node):
                     raise Invalid(f"Compute host {node} could not be found.")
         return
     for engine in (services.cell_dbs or {}).values():
-        with engine.connect() as conn:
+        with reader(engine).connect() as conn:
             if server_extras.compute_node_exists(conn, None, str(node)):
                 return
     raise Invalid(f"Compute host {node} could not be found.")
@@ -186,7 +187,7 @@ def zone_available(services: Any, zone: str) -> None:
 def zone_for_forced_host(services: Any, zone: str | None, host: str) -> str | None:
     """Nova's rule for ``zone:host``: keep the zone only when the host is in it (or both are
     the default zone); otherwise drop it so the host's own zone applies."""
-    with services.api_db.connect() as api:
+    with reader(services.api_db).connect() as api:
         zones = sorted(zones_by_host(api, [host]).get(host, ()))
     default = services.conf.default_availability_zone
     if not zones:
