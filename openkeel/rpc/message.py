@@ -112,6 +112,15 @@ def is_compatible(available: str, wanted: str) -> bool:
 
 def to_primitive(value: object) -> Primitive:
     """Turn a payload into JSON-able primitives (typed payloads via ``to_primitive()``)."""
+    # Exact built-in types first: they have no ``to_primitive``, and the runtime Protocol check
+    # below is slow (it was a few % of a server boot's CPU on big payloads).
+    kind = type(value)
+    if value is None or kind is str or kind is int or kind is float or kind is bool:
+        return value  # type: ignore[return-value]
+    if kind is dict:
+        return {str(key): to_primitive(item) for key, item in value.items()}  # type: ignore[attr-defined]
+    if kind is list or kind is tuple:
+        return [to_primitive(item) for item in value]  # type: ignore[attr-defined]
     if isinstance(value, SupportsPrimitive):
         return to_primitive(value.to_primitive())
     if value is None or isinstance(value, bool | int | float | str):
