@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 import sqlalchemy as sa
 from oslo_config import cfg
 
+from openkeel.api.caches import ApiCaches
 from openkeel.clients.image import ImageService
 from openkeel.rpc.clients.compute import ComputeRpcClient
 from openkeel.rpc.clients.conductor import ConductorRpcClient
@@ -30,3 +31,5 @@ class ApiServices:
     # deletes of unscheduled servers are local). Wired by the composition roots.
     conductor: ConductorRpcClient | None = None
     compute: ComputeRpcClient | None = None
+    # Read caches of this process (instance locations, host zones): openkeel/api/caches.py.
+    caches: ApiCaches = field(default_factory=ApiCaches)

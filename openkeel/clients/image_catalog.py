@@ -25,6 +25,7 @@ from openkeel.clients.image import (
     glance_filters,
     parse_time,
 )
+from openkeel.db.engine import reader
 
 metadata = sa.MetaData()
 images_table = sa.Table(
@@ -127,7 +128,7 @@ class EmbeddedImageCatalog:
         return self._load(image.id)
 
     def _load(self, image_id: str) -> Image:
-        with self._engine.connect() as conn:
+        with reader(self._engine).connect() as conn:
             row = conn.execute(images_table.select().where(images_table.c.id == image_id)).first()
         if row is None:
             raise ImageNotFound(image_id)
@@ -157,7 +158,7 @@ class EmbeddedImageCatalog:
     ) -> list[Image]:
         """Visible images matching the filters, in Glance's order, after ``marker``."""
         wanted = glance_filters(filters)
-        with self._engine.connect() as conn:
+        with reader(self._engine).connect() as conn:
             rows = conn.execute(images_table.select()).all()
         images = [
             image

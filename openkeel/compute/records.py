@@ -96,6 +96,24 @@ class InstanceRecords:
                 expected_vm_state=expected_vm_state,
             )
 
+    def apply(
+        self,
+        uuid: str,
+        changes: InstanceUpdate,
+        *,
+        expected_task_state: ExpectedState = UNSET,
+        expected_vm_state: ExpectedState = UNSET,
+    ) -> None:
+        """``update`` without reading the instance back (for callers that do not use it)."""
+        with self.db.begin() as conn:
+            instance_repo.apply(
+                conn,
+                uuid,
+                changes,
+                expected_task_state=expected_task_state,
+                expected_vm_state=expected_vm_state,
+            )
+
     def soft_delete(self, uuid: str) -> Instance:
         with self.db.begin() as conn:
             return instance_repo.soft_delete(conn, uuid)

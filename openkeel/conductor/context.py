@@ -74,8 +74,8 @@ class ConductorDeps:
     def set_error(self, records: InstanceRecords, uuid: str, exc: BaseException) -> None:
         """ERROR, no task state, fault from ``exc``."""
         try:
+            records.add_fault(uuid, exc, None)  # first: a client that sees ERROR finds it
             records.update(uuid, InstanceUpdate(vm_state=VmState.ERROR.value, task_state=None))
-            records.add_fault(uuid, exc, None)
         except InstanceNotFound:
             LOG.info("Instance %s is gone; not setting ERROR", uuid)
 

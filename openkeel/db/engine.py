@@ -99,8 +99,18 @@ def reader(engine: sa.Engine) -> sa.Engine:
 
     On SQLite their transactions start with a deferred ``BEGIN``, so readers neither take nor
     wait for the write lock (WAL lets them read beside a writer); elsewhere it changes nothing.
+    Made once per engine and kept on it: hot read paths call this on every request.
     """
-    return engine.execution_options(**{READ_ONLY_OPTION: True})
+    if engine.get_execution_options().get(READ_ONLY_OPTION):
+        return engine
+    found: sa.Engine | None = engine.__dict__.get(_READER_ATTRIBUTE)
+    if found is None:
+        found = engine.execution_options(**{READ_ONLY_OPTION: True})
+        engine.__dict__[_READER_ATTRIBUTE] = found
+    return found
+
+
+_READER_ATTRIBUTE = "_openkeel_reader"
 
 
 def _begin_sqlite_transaction(connection: sa.Connection) -> None:

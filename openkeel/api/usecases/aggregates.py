@@ -59,6 +59,13 @@ class AggregateService:
         self._repo = repo.AggregateRepository(services.api_db)
         self._cell_dbs: Mapping[str, sa.Engine] = services.cell_dbs or {}
         self._context = context
+        caches = getattr(services, "caches", None)
+        self._host_zones = caches.host_zones if caches is not None else None
+
+    def _zones_changed(self) -> None:
+        """Forget the cached host zones once a change is committed (Nova's reset_cache)."""
+        if self._host_zones is not None:
+            self._host_zones.reset()
 
     def authorize(self, action: str) -> None:
         """Check ``os_compute_api:os-aggregates:<action>`` (an empty target, as Nova)."""
@@ -101,6 +108,7 @@ class AggregateService:
         changes = {AZ_KEY: zone}
         self._check_zone_change((Invalid, UPDATE), aggregate, changes, None, True)
         self._repo.update_metadata(aggregate.id, changes)
+        self._zones_changed()
         return replace(self._load(raw_id), updated_at=_now())
 
     def set_metadata(self, raw_id: str, changes: Mapping[str, str | None]) -> Aggregate:
@@ -109,6 +117,7 @@ class AggregateService:
         aggregate = self._load(raw_id)
         self._check_zone_change((Invalid, UPDATE_META), aggregate, changes, None, True)
         self._repo.update_metadata(aggregate.id, changes)
+        self._zones_changed()
         return replace(self._load(raw_id), updated_at=_now())
 
     def delete(self, raw_id: str) -> None:
@@ -119,6 +128,7 @@ class AggregateService:
             raise _refused(Invalid, REMOVE, aggregate.id, "Host aggregate is not empty")
         if not self._repo.delete(aggregate.id):
             raise NotFound(f"Aggregate {raw_id} could not be found.")
+        self._zones_changed()
 
     def add_host(self, raw_id: str, host: str) -> Aggregate:
         """Add a compute host, keeping it in one zone and its instances in theirs."""
@@ -131,6 +141,7 @@ class AggregateService:
         self._check_host_zone_move((Conflict, ADD), aggregate, host, adding=True)
         if not self._repo.add_host(aggregate.id, host):
             raise Conflict(f"Aggregate {raw_id} already has host {host}.")
+        self._zones_changed()
         return self._load(raw_id)
 
     def remove_host(self, raw_id: str, host: str) -> Aggregate:
@@ -146,6 +157,7 @@ class AggregateService:
         self._check_host_zone_move((Conflict, REMOVE), aggregate, host, adding=False)
         if not self._repo.remove_host(aggregate.id, host):
             raise missing
+        self._zones_changed()
         return self._load(raw_id)
 
     def cache_images(self, raw_id: str, image_ids: Sequence[str]) -> None:

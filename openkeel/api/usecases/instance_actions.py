@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from openkeel.api.context import RequestContext
+from openkeel.db.engine import reader
 from openkeel.db.repositories import build_requests, instance_mappings, instances
 from openkeel.db.repositories import instance_actions as repo
 from openkeel.db.repositories.instance_actions import ActionEvent, InstanceAction
@@ -82,7 +83,7 @@ class InstanceActionService:
         self._context = context
 
     def _locate(self, server_id: str, with_deleted: bool) -> _Located:
-        with self._services.api_db.connect() as api:
+        with reader(self._services.api_db).connect() as api:
             try:
                 mapping = instance_mappings.get(api, server_id)
             except InstanceNotFound:
@@ -96,7 +97,7 @@ class InstanceActionService:
             engine = (self._services.cell_dbs or {}).get(mapping.cell_uuid)
             if engine is None:
                 raise InstanceNotFound(server_id)
-            with engine.connect() as conn:
+            with reader(engine).connect() as conn:
                 found = instances.get(conn, server_id, read_deleted="yes" if with_deleted else "no")
             located = _Located(found, mapping.cell_uuid)
         if not self._context.is_admin and located.instance.project_id != self._context.project_id:
@@ -121,7 +122,7 @@ class InstanceActionService:
                 raise ActionMarkerMissing()
             return []
         uuid = located.instance.uuid
-        with self._services.cell_dbs[located.cell_uuid].connect() as conn:
+        with reader(self._services.cell_dbs[located.cell_uuid]).connect() as conn:
             if page is None:
                 return repo.list_actions(conn, uuid)
             if page.limit == 0:
@@ -156,14 +157,14 @@ class InstanceActionService:
             return ActionDetail(action, None, EventView(False, False), False, inst.project_id)
         details = bool(version_at("2.84")) and self._authorize("events:details", inst, False)
         assert located.cell_uuid is not None
-        with self._services.cell_dbs[located.cell_uuid].connect() as conn:
+        with reader(self._services.cell_dbs[located.cell_uuid]).connect() as conn:
             events = repo.list_events(conn, action.id)
         return ActionDetail(action, events, view, details, inst.project_id)
 
     def _find(self, located: _Located, request_id: str) -> InstanceAction:
         action = None
         if located.cell_uuid is not None:
-            with self._services.cell_dbs[located.cell_uuid].connect() as conn:
+            with reader(self._services.cell_dbs[located.cell_uuid]).connect() as conn:
                 action = repo.get_action(conn, located.instance.uuid, request_id)
         if action is None:
             raise NotFound(f"Action {request_id} not found")

@@ -17,6 +17,7 @@ from openkeel.api.context import RequestContext
 from openkeel.api.usecases.quotas import effective_limit
 from openkeel.api.usecases.servers.lifecycle import InstanceIsLocked
 from openkeel.api.usecases.servers.lookup import FoundServer, find_server
+from openkeel.db.engine import reader
 from openkeel.db.repositories import instance_metadata, instances
 from openkeel.domain.errors import Invalid, NotFound, OverQuota
 from openkeel.domain.instances import Instance
@@ -41,7 +42,7 @@ class ServerMetadataService:
     def _current(self, found: FoundServer) -> dict[str, str]:
         if found.cell_uuid is None:
             return dict(found.instance.metadata)  # still a build request
-        with self._services.cell_dbs[found.cell_uuid].connect() as conn:
+        with reader(self._services.cell_dbs[found.cell_uuid]).connect() as conn:
             return instance_metadata.get_metadata(conn, found.instance.uuid)
 
     def list(self, server_id: str) -> dict[str, str]:

@@ -16,6 +16,7 @@ import jsonschema
 import sqlalchemy as sa
 
 from openkeel.api.context import RequestContext
+from openkeel.db.engine import reader
 from openkeel.db.repositories import build_requests, instance_mappings, instances
 from openkeel.db.repositories import instance_metadata as repo
 from openkeel.db.repositories.instance_mappings import InstanceMapping
@@ -56,7 +57,7 @@ class ServerTagService:
         self._context = context
 
     def _mapping(self, server_id: str, rule: str) -> InstanceMapping:
-        with self._services.api_db.connect() as api:
+        with reader(self._services.api_db).connect() as api:
             mapping = instance_mappings.get(api, server_id)
         self._context.can(POLICY % rule, {"project_id": mapping.project_id})
         return mapping
@@ -71,7 +72,7 @@ class ServerTagService:
         if mapping.cell_uuid is None:
             return None
         engine = self._engine(mapping)
-        with engine.connect() as conn:
+        with reader(engine).connect() as conn:
             self._visible(instances.get(conn, mapping.instance_uuid))
             return fn(conn)
 
@@ -82,7 +83,7 @@ class ServerTagService:
         return engine
 
     def _build_tags(self, mapping: InstanceMapping) -> list[str]:
-        with self._services.api_db.connect() as api:
+        with reader(self._services.api_db).connect() as api:
             request = build_requests.find(api, mapping.instance_uuid)
         if request is None:
             raise InstanceNotFound(mapping.instance_uuid)

@@ -83,7 +83,7 @@ def _step(host: ComputeHost, uuid: str, task: TaskState | None, expected: Any) -
 
 def _build(host: ComputeHost, args: BuildArgs) -> None:
     uuid = args.instance_uuid
-    host.records.update(
+    host.records.apply(
         uuid,
         InstanceUpdate(vm_state=VmState.BUILDING.value, task_state=None),
         expected_task_state=(TaskState.SCHEDULING.value, None),
@@ -93,7 +93,7 @@ def _build(host: ComputeHost, args: BuildArgs) -> None:
     network_info = host.network.allocate_for_instance(ref, parse_requested(args.requested_networks))
     # The network info is saved with the next state change (as Nova saves what the network
     # allocation changed with its block_device_mapping/spawning save): one write less.
-    host.records.update(
+    host.records.apply(
         uuid,
         InstanceUpdate(task_state=TaskState.BLOCK_DEVICE_MAPPING.value, network_info=network_info),
         expected_task_state=TaskState.NETWORKING.value,
@@ -102,7 +102,7 @@ def _build(host: ComputeHost, args: BuildArgs) -> None:
     spec = guest.instance_spec(host.conf, instance, network_info)
     host.driver.spawn(spec, admin_password=args.admin_password)
     state = host.driver.get_info(spec.ref, use_cache=False).state
-    host.records.update(
+    host.records.apply(
         uuid,
         InstanceUpdate(
             vm_state=VmState.ACTIVE.value,

@@ -126,9 +126,9 @@ def _roll_back(
         LOG.exception("Could not give %s its allocations back", uuid)
     set_migration(host, migration, status=end)
     try:
-        host.records.update(uuid, InstanceUpdate(task_state=None))
-        if exc is not None:
+        if exc is not None:  # the fault first: whoever sees the task cleared finds it
             host.records.add_fault(uuid, exc, host.host)
+        host.records.update(uuid, InstanceUpdate(task_state=None))
     except InstanceNotFound:
         LOG.info("Instance %s disappeared during the rollback", uuid)
 

@@ -16,10 +16,11 @@ LOG = logging.getLogger(__name__)
 
 def set_error(host: ComputeHost, uuid: str, exc: BaseException | None) -> None:
     """vm_state ERROR, no task, and ``exc`` recorded as fault (instance gone: nothing)."""
+    # The fault first: a client that sees ERROR (or the task state cleared) finds its fault.
     try:
-        host.records.update(uuid, InstanceUpdate(vm_state=VmState.ERROR.value, task_state=None))
         if exc is not None:
             host.records.add_fault(uuid, exc, host.host)
+        host.records.update(uuid, InstanceUpdate(vm_state=VmState.ERROR.value, task_state=None))
     except InstanceNotFound:
         LOG.info("Instance %s disappeared before it could be set to ERROR", uuid)
 
@@ -27,8 +28,8 @@ def set_error(host: ComputeHost, uuid: str, exc: BaseException | None) -> None:
 def revert_task_state(host: ComputeHost, uuid: str, exc: BaseException) -> None:
     """Clear the task state and record ``exc`` (Nova's reverts_task_state + fault)."""
     try:
-        host.records.update(uuid, InstanceUpdate(task_state=None))
         host.records.add_fault(uuid, exc, host.host)
+        host.records.update(uuid, InstanceUpdate(task_state=None))
     except InstanceNotFound:
         LOG.info("Instance %s disappeared during the operation", uuid)
 

@@ -134,6 +134,7 @@ def _roll_back(host: ComputeHost, uuid: str, migration: Migration, exc: BaseExce
         LOG.exception("Could not give %s its allocations back", uuid)
     set_migration(host, migration, status=status.ERROR)
     try:
+        host.records.add_fault(uuid, exc, host.host)  # first: seen with the task cleared
         host.records.update(
             uuid,
             InstanceUpdate(
@@ -144,7 +145,6 @@ def _roll_back(host: ComputeHost, uuid: str, migration: Migration, exc: BaseExce
                 new_flavor=None,
             ),
         )
-        host.records.add_fault(uuid, exc, host.host)
     except InstanceNotFound:
         LOG.info("Instance %s disappeared during the rollback", uuid)
 

@@ -157,7 +157,7 @@ class LiveMigrateTask:
             with records.db.begin() as conn:
                 migrations.update(conn, migration.id, status=status.ERROR)
         try:
+            records.add_fault(self.uuid, exc, None)  # first: seen with the task cleared
             records.update(self.uuid, InstanceUpdate(task_state=None))
-            records.add_fault(self.uuid, exc, None)
         except InstanceNotFound:
             LOG.info("Instance %s is gone; nothing to roll back", self.uuid)

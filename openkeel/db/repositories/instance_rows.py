@@ -8,8 +8,8 @@ latest faults.
 
 from __future__ import annotations
 
+import dataclasses
 import json
-from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -148,6 +148,18 @@ class _Related:
     flavors: dict[str | None, dict[str, FlavorSnapshot | None]] = field(default_factory=dict)
 
 
+INSTANCE_FIELDS = frozenset(f.name for f in dataclasses.fields(Instance))
+
+
+def _built(values: dict[str, Any]) -> Instance:
+    """``Instance(**values)`` without the frozen dataclass ``__init__`` (one guarded setattr
+    per field, 55 of them: the largest cost of decoding a page). ``values`` names every
+    field; tests/db/test_instance_repository.py checks both ways build equal instances."""
+    instance = object.__new__(Instance)
+    instance.__dict__.update(values)
+    return instance
+
+
 def _to_instance(row: sa.RowMapping, related: _Related) -> Instance:
     values: dict[str, Any] = {name: row[name] for name in PLAIN_COLUMNS}
     for name in BOOL_COLUMNS:
@@ -158,7 +170,7 @@ def _to_instance(row: sa.RowMapping, related: _Related) -> Instance:
         flavors = related.flavors[text] = flavors_from_json(text)
     certs = _json(row["extra_trusted_certs"])
     uuid = row["uuid"]
-    return Instance(
+    values.update(
         project_id=row["project_id"] or "",
         user_id=row["user_id"] or "",
         flavor=flavors["cur"] or _fallback_flavor(row),
@@ -172,21 +184,92 @@ def _to_instance(row: sa.RowMapping, related: _Related) -> Instance:
         tags=tuple(related.tags.get(uuid, ())),
         security_groups=tuple(related.security_groups.get(uuid, ())),
         fault=related.faults.get(uuid),
-        **values,
     )
+    return _built(values)
 
 
 _Owners = dict[str, Any]
 """uuid → ``deleted_at`` of the deleted instances of a page (None for live ones)."""
 
+RELATIONS = frozenset({"metadata", "system_metadata", "tags", "security_groups", "fault"})
+"""Batch-loaded relations; a caller may skip some (a list view may not need system metadata)."""
 
-def _related_where(
-    table: sa.Table, owners: _Owners, column: str = "instance_uuid"
-) -> list[sa.ColumnElement[bool]]:
-    where: list[sa.ColumnElement[bool]] = [table.c[column].in_(list(owners))]
-    if "deleted" in table.c and not any(v is not None for v in owners.values()):
-        where.append(table.c.deleted == 0)
-    return where
+FAULT_IF_SHOWN = "fault:shown"
+"""A relation: the latest fault of the instances in ``FAULT_VM_STATES`` only (what a view shows;
+``fault`` loads it for every instance)."""
+
+VIEW_RELATIONS = RELATIONS - {"fault"} | {FAULT_IF_SHOWN}
+"""Every relation as a server view needs it."""
+
+LOCKED_REASON = "system_metadata:locked_reason"
+"""A relation: only the ``locked_reason`` key of the system metadata (what a list view of
+2.73 to 2.97 shows of it). Never load it for an instance that will be written back."""
+
+UUIDS: sa.BindParameter[list[str]] = sa.bindparam("uuids", expanding=True)
+"""The page's instance uuids, bound per execution (statements below are built once)."""
+
+
+def _kind(letter: str) -> sa.ColumnElement[str]:
+    return sa.literal_column(f"'{letter}'", sa.String).label("kind")
+
+
+def _relation_select(kind: str, live_only: bool) -> sa.Select[Any]:
+    """One relation as (kind, uuid, key, value, deleted, deleted_at, ord) rows."""
+    if kind == LOCKED_REASON:
+        only = _relation_select("system_metadata", live_only)
+        return only.where(SYSMETA.c.key == "locked_reason")
+    if kind in ("metadata", "system_metadata"):
+        table = META if kind == "metadata" else SYSMETA
+        query = sa.select(
+            _kind(kind[0]),
+            table.c.instance_uuid.label("uuid"),
+            table.c.key.label("key"),
+            table.c.value.label("value"),
+            table.c.deleted.label("deleted"),
+            table.c.deleted_at.label("deleted_at"),
+            table.c.id.label("ord"),
+        ).where(table.c.instance_uuid.in_(UUIDS))
+        return query.where(table.c.deleted == 0) if live_only else query
+    if kind == "tags":
+        return sa.select(
+            _kind("t"),
+            TAGS.c.resource_id,
+            TAGS.c.tag,
+            sa.cast(sa.null(), sa.String),
+            sa.literal_column("0", sa.Integer),
+            sa.cast(sa.null(), sa.DateTime),
+            sa.literal_column("0", sa.Integer),
+        ).where(TAGS.c.resource_id.in_(UUIDS))
+    query = (
+        sa.select(
+            _kind("g"),
+            SG_ASSOC.c.instance_uuid,
+            SG.c.name,
+            sa.cast(sa.null(), sa.String),
+            SG_ASSOC.c.deleted,
+            SG_ASSOC.c.deleted_at,
+            SG_ASSOC.c.id,
+        )
+        .join(SG, SG.c.id == SG_ASSOC.c.security_group_id)
+        .where(SG_ASSOC.c.instance_uuid.in_(UUIDS))
+    )
+    return query.where(SG_ASSOC.c.deleted == 0) if live_only else query
+
+
+_RELATION_ORDER = ("metadata", "system_metadata", LOCKED_REASON, "tags", "security_groups")
+_RELATION_SQL: dict[tuple[frozenset[str], bool], Any] = {}
+
+
+def _relations_statement(kinds: frozenset[str], live_only: bool) -> Any:
+    """metadata, system metadata, tags and security groups of a page in ONE statement (UNION
+    ALL), built once per combination: per-statement overhead dominates a one-server read."""
+    key = (kinds, live_only)
+    found = _RELATION_SQL.get(key)
+    if found is None:
+        parts = [_relation_select(k, live_only) for k in _RELATION_ORDER if k in kinds]
+        found = parts[0] if len(parts) == 1 else sa.union_all(*parts)
+        _RELATION_SQL[key] = found
+    return found
 
 
 def _visible(deleted: int, deleted_at: Any, owner_deleted_at: Any) -> bool:
@@ -194,39 +277,40 @@ def _visible(deleted: int, deleted_at: Any, owner_deleted_at: Any) -> bool:
     return deleted == 0 or (owner_deleted_at is not None and deleted_at == owner_deleted_at)
 
 
-def _key_values(conn: sa.Connection, table: sa.Table, owners: _Owners) -> dict[str, dict[str, str]]:
-    query = sa.select(
-        table.c.instance_uuid, table.c.key, table.c.value, table.c.deleted, table.c.deleted_at
-    ).where(*_related_where(table, owners))
-    out: dict[str, dict[str, str]] = defaultdict(dict)
-    for uuid, key, value, deleted, deleted_at in conn.execute(query.order_by(table.c.id)).all():
-        if deleted == 0 or _visible(deleted, deleted_at, owners[uuid]):
-            out[uuid][key] = value
-    return out
+def _load_related(conn: sa.Connection, owners: _Owners, relations: frozenset[str]) -> _Related:
+    related = _Related({}, {}, {}, {}, {})
+    kinds = relations & frozenset(_RELATION_ORDER)
+    if kinds:
+        live_only = all(v is None for v in owners.values())
+        statement = _relations_statement(frozenset(kinds), live_only)
+        found = sorted(
+            conn.execute(statement, {"uuids": list(owners)}).all(), key=lambda r: (r[0], r[6])
+        )
+        kv = {"m": related.metadata, "s": related.system_metadata}
+        tags: dict[str, list[str]] = related.tags
+        groups: dict[str, list[str]] = related.security_groups
+        for kind, uuid, key, value, deleted, deleted_at, _ord in found:
+            if deleted and not _visible(deleted, deleted_at, owners[uuid]):
+                continue
+            if kind in kv:
+                kv[kind].setdefault(uuid, {})[key] = value
+            elif kind == "t":
+                tags.setdefault(uuid, []).append(key)
+            else:
+                groups.setdefault(uuid, []).append(key)
+        for names in tags.values():
+            names.sort()
+    return related
 
 
-def _tags(conn: sa.Connection, owners: _Owners) -> dict[str, list[str]]:
-    query = sa.select(TAGS.c.resource_id, TAGS.c.tag).where(
-        *_related_where(TAGS, owners, "resource_id")
+_NEWEST_FAULTS = sa.select(FAULTS).where(
+    FAULTS.c.id.in_(
+        sa.select(sa.func.max(FAULTS.c.id))
+        .where(FAULTS.c.instance_uuid.in_(UUIDS), FAULTS.c.deleted == 0)
+        .group_by(FAULTS.c.instance_uuid)
+        .scalar_subquery()
     )
-    out: dict[str, list[str]] = defaultdict(list)
-    for uuid, tag in conn.execute(query.order_by(TAGS.c.resource_id, TAGS.c.tag)).all():
-        out[uuid].append(tag)
-    return out
-
-
-def _security_groups(conn: sa.Connection, owners: _Owners) -> dict[str, list[str]]:
-    query = (
-        sa.select(SG_ASSOC.c.instance_uuid, SG.c.name, SG_ASSOC.c.deleted, SG_ASSOC.c.deleted_at)
-        .join(SG, SG.c.id == SG_ASSOC.c.security_group_id)
-        .where(*_related_where(SG_ASSOC, owners))
-        .order_by(SG_ASSOC.c.id)
-    )
-    out: dict[str, list[str]] = defaultdict(list)
-    for uuid, name, deleted, deleted_at in conn.execute(query).all():
-        if _visible(deleted, deleted_at, owners[uuid]):
-            out[uuid].append(name)
-    return out
+)
 
 
 def latest_faults(conn: sa.Connection, uuids: Iterable[str]) -> dict[str, InstanceFault]:
@@ -234,13 +318,12 @@ def latest_faults(conn: sa.Connection, uuids: Iterable[str]) -> dict[str, Instan
     wanted = list(uuids)
     if not wanted:
         return {}
-    newest = (
-        sa.select(sa.func.max(FAULTS.c.id))
-        .where(FAULTS.c.instance_uuid.in_(wanted), FAULTS.c.deleted == 0)
-        .group_by(FAULTS.c.instance_uuid)
-    )
-    rows = conn.execute(sa.select(FAULTS).where(FAULTS.c.id.in_(newest.scalar_subquery())))
+    rows = conn.execute(_NEWEST_FAULTS, {"uuids": wanted})
     return {row.instance_uuid: fault_from_row(row) for row in rows}
+
+
+FAULT_VM_STATES = frozenset({"error", "deleted"})
+"""The vm_states whose fault the API shows (ERROR and DELETED servers)."""
 
 
 def fault_from_row(row: Any) -> InstanceFault:
@@ -253,25 +336,18 @@ def fault_from_row(row: Any) -> InstanceFault:
     )
 
 
-RELATIONS = frozenset({"metadata", "system_metadata", "tags", "security_groups", "fault"})
-"""Batch-loaded relations; a caller may skip some (a list view may not need system metadata)."""
-
-
 def build_instances(
     conn: sa.Connection, found: Sequence[sa.RowMapping], relations: frozenset[str] = RELATIONS
 ) -> list[Instance]:
-    """``base_select()`` rows → instances with the ``relations`` loaded (one statement each,
-    whatever the number of rows); relations not loaded are left empty."""
+    """``base_select()`` rows → instances with the ``relations`` loaded (three statements at
+    most, whatever the number of rows); relations not loaded are left empty."""
     if not found:
         return []
     owners: _Owners = {row["uuid"]: row["deleted_at"] if row["deleted"] else None for row in found}
-    related = _Related(
-        metadata=_key_values(conn, META, owners) if "metadata" in relations else {},
-        system_metadata=(
-            _key_values(conn, SYSMETA, owners) if "system_metadata" in relations else {}
-        ),
-        tags=_tags(conn, owners) if "tags" in relations else {},
-        security_groups=(_security_groups(conn, owners) if "security_groups" in relations else {}),
-        faults=latest_faults(conn, owners) if "fault" in relations else {},
-    )
+    related = _load_related(conn, owners, relations)
+    if "fault" in relations:
+        related.faults = latest_faults(conn, owners)
+    elif FAULT_IF_SHOWN in relations:
+        failed = [r["uuid"] for r in found if r["vm_state"] in FAULT_VM_STATES or r["deleted"]]
+        related.faults = latest_faults(conn, failed)
     return [_to_instance(row, related) for row in found]

@@ -151,13 +151,27 @@ def _add_security_groups(conn: sa.Connection, instance: Instance, now: Any) -> N
         )
 
 
-def get(conn: sa.Connection, uuid: str, *, read_deleted: ReadDeleted = "no") -> Instance:
-    """The instance with all its relations; ``InstanceNotFound`` (404) if not visible."""
-    query = rows.base_select().where(INST.c.uuid == uuid, read_deleted_clause(INST, read_deleted))
-    row = conn.execute(query).mappings().first()
+_GET_SQL = {
+    mode: rows.base_select().where(
+        INST.c.uuid == sa.bindparam("uuid"), read_deleted_clause(INST, mode)
+    )
+    for mode in ("no", "yes", "only")
+}
+
+
+def get(
+    conn: sa.Connection,
+    uuid: str,
+    *,
+    read_deleted: ReadDeleted = "no",
+    relations: frozenset[str] = rows.RELATIONS,
+) -> Instance:
+    """The instance with its ``relations`` (default: all); ``InstanceNotFound`` (404) if not
+    visible."""
+    row = conn.execute(_GET_SQL[read_deleted], {"uuid": uuid}).mappings().first()
     if row is None:
         raise InstanceNotFound(uuid)
-    return rows.build_instances(conn, [row])[0]
+    return rows.build_instances(conn, [row], relations)[0]
 
 
 def exists(conn: sa.Connection, uuid: str) -> bool:
@@ -181,19 +195,19 @@ def _state_clause(column: sa.Column[Any], allowed: list[str | None]) -> sa.Colum
     return sa.or_(*clauses) if clauses else sa.false()
 
 
-def update(
+def apply(
     conn: sa.Connection,
     uuid: str,
     changes: InstanceUpdate,
     *,
     expected_task_state: ExpectedState = UNSET,
     expected_vm_state: ExpectedState = UNSET,
-) -> Instance:
+) -> None:
     """Apply ``changes`` if the row still has the expected states (compare-and-swap).
 
     Raises ``UnexpectedTaskStateError`` (``UnexpectedDeletingTaskStateError`` when the actual
     task state is ``deleting``), ``InstanceUpdateConflict`` for a vm_state mismatch, or
-    ``InstanceNotFound``. Returns the updated instance.
+    ``InstanceNotFound``. ``update`` does the same and reads the instance back.
     """
     expected: dict[str, list[str | None]] = {}
     if expected_task_state is not UNSET:
@@ -217,6 +231,24 @@ def update(
         replace_key_values(conn, rows.SYSMETA, uuid, values["system_metadata"], now)
     if "network_info" in values:
         set_network_info(conn, uuid, values["network_info"])
+
+
+def update(
+    conn: sa.Connection,
+    uuid: str,
+    changes: InstanceUpdate,
+    *,
+    expected_task_state: ExpectedState = UNSET,
+    expected_vm_state: ExpectedState = UNSET,
+) -> Instance:
+    """``apply`` the changes, then return the updated instance."""
+    apply(
+        conn,
+        uuid,
+        changes,
+        expected_task_state=expected_task_state,
+        expected_vm_state=expected_vm_state,
+    )
     return get(conn, uuid)
 
 

@@ -16,6 +16,35 @@ from openkeel.db.schema import api as api_tables
 from openkeel.db.schema import cell as cell_tables
 from openkeel.db.schema.columns import utcnow
 
+_BDM = cell_tables.block_device_mapping
+_GROUPS, _MEMBERS = api_tables.instance_groups, api_tables.instance_group_member
+_SVC = cell_tables.services
+_SPECS = api_tables.request_specs
+_KEYS: sa.BindParameter[list[str]] = sa.bindparam("keys", expanding=True)
+
+# Built once: building a statement costs more than running it on a one-server read.
+_VOLUMES_SQL = (
+    sa.select(_BDM.c.instance_uuid, _BDM.c.volume_id, _BDM.c.delete_on_termination)
+    .where(_BDM.c.instance_uuid.in_(_KEYS), _BDM.c.deleted == 0, _BDM.c.volume_id.is_not(None))
+    .order_by(_BDM.c.id)
+)
+_GROUPS_SQL = (
+    sa.select(_MEMBERS.c.instance_uuid, _GROUPS.c.uuid)
+    .select_from(_MEMBERS.join(_GROUPS, _GROUPS.c.id == _MEMBERS.c.group_id))
+    .where(_MEMBERS.c.instance_uuid.in_(_KEYS))
+)
+_SERVICES_SQL = sa.select(
+    _SVC.c.host,
+    _SVC.c.forced_down,
+    _SVC.c.disabled,
+    _SVC.c.last_seen_up,
+    _SVC.c.created_at,
+    _SVC.c.updated_at,
+).where(_SVC.c.host.in_(_KEYS), _SVC.c.binary == "nova-compute", _SVC.c.deleted == 0)
+_SPECS_SQL = sa.select(_SPECS.c.instance_uuid, _SPECS.c.spec).where(
+    _SPECS.c.instance_uuid.in_(_KEYS)
+)
+
 
 def volumes_by_instance(
     conn: sa.Connection, uuids: Iterable[str]
@@ -24,14 +53,8 @@ def volumes_by_instance(
     wanted = list(dict.fromkeys(uuids))
     if not wanted:
         return {}
-    bdm = cell_tables.block_device_mapping
-    query = (
-        sa.select(bdm.c.instance_uuid, bdm.c.volume_id, bdm.c.delete_on_termination)
-        .where(bdm.c.instance_uuid.in_(wanted), bdm.c.deleted == 0, bdm.c.volume_id.is_not(None))
-        .order_by(bdm.c.id)
-    )
     found: dict[str, list[tuple[str, bool]]] = {}
-    for uuid, volume_id, delete in conn.execute(query):
+    for uuid, volume_id, delete in conn.execute(_VOLUMES_SQL, {"keys": wanted}):
         found.setdefault(uuid, []).append((volume_id, bool(delete)))
     return found
 
@@ -41,13 +64,7 @@ def groups_by_instance(conn: sa.Connection, uuids: Iterable[str]) -> dict[str, s
     wanted = list(dict.fromkeys(uuids))
     if not wanted:
         return {}
-    groups, members = api_tables.instance_groups, api_tables.instance_group_member
-    query = (
-        sa.select(members.c.instance_uuid, groups.c.uuid)
-        .select_from(members.join(groups, groups.c.id == members.c.group_id))
-        .where(members.c.instance_uuid.in_(wanted))
-    )
-    return {uuid: group for uuid, group in conn.execute(query)}
+    return {uuid: group for uuid, group in conn.execute(_GROUPS_SQL, {"keys": wanted})}
 
 
 def compute_services_by_host(conn: sa.Connection, hosts: Iterable[str]) -> dict[str, sa.RowMapping]:
@@ -55,16 +72,8 @@ def compute_services_by_host(conn: sa.Connection, hosts: Iterable[str]) -> dict[
     wanted = sorted(set(hosts))
     if not wanted:
         return {}
-    svc = cell_tables.services
-    query = sa.select(
-        svc.c.host,
-        svc.c.forced_down,
-        svc.c.disabled,
-        svc.c.last_seen_up,
-        svc.c.created_at,
-        svc.c.updated_at,
-    ).where(svc.c.host.in_(wanted), svc.c.binary == "nova-compute", svc.c.deleted == 0)
-    return {row["host"]: row for row in conn.execute(query).mappings()}
+    found = conn.execute(_SERVICES_SQL, {"keys": wanted}).mappings()
+    return {row["host"]: row for row in found}
 
 
 def spec_placement_by_instance(
@@ -74,10 +83,8 @@ def spec_placement_by_instance(
     wanted = list(dict.fromkeys(uuids))
     if not wanted:
         return {}
-    specs = api_tables.request_specs
-    query = sa.select(specs.c.instance_uuid, specs.c.spec).where(specs.c.instance_uuid.in_(wanted))
     found: dict[str, tuple[str | None, dict[str, list[str]] | None]] = {}
-    for uuid, text in conn.execute(query):
+    for uuid, text in conn.execute(_SPECS_SQL, {"keys": wanted}):
         data = json.loads(text or "{}")
         found[uuid] = (data.get("availability_zone"), data.get("scheduler_hints"))
     return found

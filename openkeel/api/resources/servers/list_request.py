@@ -14,6 +14,7 @@ from openkeel.api.request import ApiRequest
 from openkeel.api.usecases.servers import list_options as opts
 from openkeel.api.usecases.servers.listing import ListQuery
 from openkeel.db.repositories.instance_list import InstanceFilters
+from openkeel.db.repositories.instance_rows import FAULT_IF_SHOWN, LOCKED_REASON
 from openkeel.domain.errors import Forbidden, Invalid
 from openkeel.domain.states import states_from_statuses
 
@@ -153,7 +154,20 @@ def list_query(req: ApiRequest, detail: bool) -> ListQuery:
         sort_dirs=tuple(dirs),
         all_tenants=all_tenants,
         cell_down_support=down_support,
+        relations=_relations(req, detail),
     )
+
+
+def _relations(req: ApiRequest, detail: bool) -> frozenset[str]:
+    """What the page's view shows besides the instance rows (the brief list: nothing)."""
+    if not detail:
+        return frozenset()
+    needed = {"metadata", "tags", "security_groups", FAULT_IF_SHOWN}
+    if req.at_least("2.98"):
+        needed.add("system_metadata")  # the image properties are kept there
+    elif req.at_least("2.73"):
+        needed.add(LOCKED_REASON)
+    return frozenset(needed)
 
 
 def _all_tenants(search: dict[str, str]) -> bool:

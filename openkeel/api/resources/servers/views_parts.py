@@ -22,7 +22,9 @@ def isotime(value: datetime | None) -> str:
     """Nova's ``utils.isotime`` for naive UTC datetimes (``2024-01-02T03:04:05Z``); like
     Nova's, a missing time (a build request never updated) renders as now."""
     at = value if value is not None else datetime.now(UTC).replace(tzinfo=None)
-    return at.strftime("%Y-%m-%dT%H:%M:%SZ")
+    if at.year < 1000 or at.tzinfo is not None:  # isoformat would not pad / would add +00:00
+        return at.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return at.isoformat(timespec="seconds") + "Z"  # the same text, several times faster
 
 
 def links(req: ApiRequest, server_id: str) -> list[dict[str, str]]:

@@ -15,8 +15,8 @@ from typing import Any
 import sqlalchemy as sa
 
 from openkeel.api.usecases.servers.records import AttachedVolume, ServerRecord
+from openkeel.db.engine import reader
 from openkeel.db.repositories import server_extras
-from openkeel.db.repositories.availability_zones import zones_by_host
 from openkeel.domain.instances import Instance
 
 HOST_UP = "UP"
@@ -74,7 +74,7 @@ class RecordGatherer:
             engine = self._cells.get(cell_uuid)
             if engine is None:
                 continue
-            with engine.connect() as conn:
+            with reader(engine).connect() as conn:
                 if wanted.volumes:
                     volumes.update(
                         server_extras.volumes_by_instance(conn, [i.uuid for i in instances])
@@ -84,10 +84,15 @@ class RecordGatherer:
                     services.update(server_extras.compute_services_by_host(conn, hosts))
         uuids = [item.instance.uuid for item in located]
         hosts = [item.instance.host for item in located if item.instance.host]
-        with self._services.api_db.connect() as api:
-            zones = zones_by_host(api, hosts)
-            groups = server_extras.groups_by_instance(api, uuids) if wanted.server_groups else {}
-            specs = server_extras.spec_placement_by_instance(api, uuids) if wanted.placement else {}
+        zones = self._services.caches.host_zones.zones(self._services.api_db, hosts)
+        groups: dict[str, str] = {}
+        specs: dict[str, tuple[str | None, Any]] = {}
+        if wanted.server_groups or wanted.placement:
+            with reader(self._services.api_db).connect() as api:
+                if wanted.server_groups:
+                    groups = server_extras.groups_by_instance(api, uuids)
+                if wanted.placement:
+                    specs = server_extras.spec_placement_by_instance(api, uuids)
         return [
             self._record(item, volumes, zones, groups, specs, services, wanted) for item in located
         ]

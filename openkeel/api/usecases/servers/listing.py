@@ -15,12 +15,20 @@ import sqlalchemy as sa
 
 from openkeel.api.context import RequestContext
 from openkeel.api.usecases.servers.gathering import Located
-from openkeel.db.repositories import build_requests, instance_list, instance_mappings, instances
+from openkeel.db.engine import reader
+from openkeel.db.repositories import (
+    build_requests,
+    instance_list,
+    instance_mappings,
+    instance_rows,
+    instances,
+)
 from openkeel.db.repositories.flavors import FlavorRepository
 from openkeel.db.repositories.instance_list import InstanceFilters
 from openkeel.domain.errors import ComputeError
 from openkeel.domain.flavors import Viewer
 from openkeel.domain.instances import FlavorSnapshot, Instance, InstanceNotFound, MarkerNotFound
+from openkeel.domain.states import VmState
 
 
 @dataclass(frozen=True)
@@ -36,6 +44,8 @@ class ListQuery:
     all_tenants: bool = False
     cell_down_support: bool = False
     empty_status: bool = False
+    # What to load beside the instance rows (``instance_rows.RELATIONS`` names).
+    relations: frozenset[str] = instance_rows.RELATIONS
 
 
 @dataclass(frozen=True)
@@ -70,6 +80,16 @@ def _matches_build(inst: Instance, f: InstanceFilters) -> bool:
     if f.locked is not None or f.changes_since or f.changes_before:
         return False
     return _matches_tags(inst, f) and _matches_regex(inst, f)
+
+
+def _builds_can_match(f: InstanceFilters) -> bool:
+    """False when the filters exclude what every build request is (vm_state building, not
+    locked, never changed): the requests need not be read and decoded at all (a status poll
+    during a boot burst)."""
+    building = VmState.BUILDING.value
+    if f.vm_states is not None and building not in f.vm_states:
+        return False
+    return not (f.status is not None and building not in f.status.vm_states)
 
 
 def _matches_tags(inst: Instance, f: InstanceFilters) -> bool:
@@ -122,7 +142,7 @@ class ServerLister:
         builds, marker = self._builds(query, filters, keys, dirs)
         remaining = query.limit - len(builds)
         down: list[str] = []
-        in_cells = self._from_cells(filters, keys, dirs, remaining, marker, down)
+        in_cells = self._from_cells(filters, keys, dirs, remaining, marker, down, query.relations)
         if down and query.cell_down_support and not query.all_tenants:
             in_cells = self._minimal(down, filters.project_id) + in_cells
         seen: set[str] = set()
@@ -145,9 +165,9 @@ class ServerLister:
     ) -> tuple[list[Instance], str | None]:
         marker = query.marker
         skip = (filters.ip is not None or filters.ip6 is not None) and marker is None
-        if query.limit == 0 or filters.deleted or skip:
+        if query.limit == 0 or filters.deleted or skip or not _builds_can_match(filters):
             return [], marker
-        with self._services.api_db.connect() as api:
+        with reader(self._services.api_db).connect() as api:
             found = build_requests.list_build_requests(api, filters.project_id)
         matching = [b.instance for b in found if _matches_build(b.instance, filters)]
         matching.sort(key=instance_list.sort_key(keys, dirs))
@@ -160,7 +180,7 @@ class ServerLister:
 
     def _marker_values(self, marker: str, keys: Sequence[str]) -> list[Any]:
         for engine in self._cells.values():
-            with engine.connect() as conn:
+            with reader(engine).connect() as conn:
                 try:
                     found = instances.get(conn, marker, read_deleted="yes")
                 except InstanceNotFound:
@@ -176,6 +196,7 @@ class ServerLister:
         limit: int,
         marker: str | None,
         down: list[str],
+        relations: frozenset[str] = instance_rows.RELATIONS,
     ) -> list[Located]:
         if limit <= 0:
             return []
@@ -183,7 +204,7 @@ class ServerLister:
         merged: list[tuple[Instance, str]] = []
         for cell_uuid, engine in self._cells.items():
             try:
-                with engine.connect() as conn:
+                with reader(engine).connect() as conn:
                     page = instance_list.list_instances(
                         conn,
                         filters,
@@ -191,6 +212,7 @@ class ServerLister:
                         sort_dirs=dirs,
                         limit=limit,
                         marker_values=marker_values,
+                        relations=relations,
                     )
             except sa.exc.OperationalError:
                 down.append(cell_uuid)  # skipped, or shown minimally from 2.69
@@ -204,7 +226,7 @@ class ServerLister:
         """What the API DB knows of the project's servers in unreachable cells (2.69)."""
         if project_id is None:
             return []
-        with self._services.api_db.connect() as api:
+        with reader(self._services.api_db).connect() as api:
             mappings = instance_mappings.list_by_project(
                 api, project_id, include_queued_for_delete=False
             )

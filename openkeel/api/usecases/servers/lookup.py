@@ -12,8 +12,11 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from openkeel.api.caches import InstanceLocation, InstanceLocations
 from openkeel.api.context import RequestContext
+from openkeel.db.engine import reader
 from openkeel.db.repositories import build_requests, instance_mappings, instances, request_specs
+from openkeel.db.repositories.instance_rows import VIEW_RELATIONS
 from openkeel.domain.instances import Instance, InstanceNotFound
 
 
@@ -27,21 +30,44 @@ class FoundServer:
     down: bool = False
 
 
-def _from_down_cell(services: Any, server_id: str, mapping: Any) -> FoundServer:
-    with services.api_db.connect() as api:
+def _from_down_cell(services: Any, server_id: str, location: InstanceLocation) -> FoundServer:
+    with reader(services.api_db).connect() as api:
         spec = request_specs.get(api, server_id)
     image_id = spec.image.get("id") if spec.image else None
     inst = Instance(
         uuid=server_id,
-        project_id=mapping.project_id,
-        user_id=mapping.user_id or "",
+        project_id=location.project_id,
+        user_id=location.user_id or "",
         flavor=spec.flavor,
         image_ref=image_id or "",
         availability_zone=spec.availability_zone,
         power_state=0,
-        created_at=mapping.created_at,
+        created_at=location.created_at,
     )
-    return FoundServer(inst, mapping.cell_uuid, down=True)
+    return FoundServer(inst, location.cell_uuid, down=True)
+
+
+def _locate(services: Any, server_id: str) -> InstanceLocation | FoundServer:
+    """Where the instance lives (kept once placed), or the still unscheduled build request."""
+    locations: InstanceLocations = services.caches.locations
+    known = locations.get(server_id)
+    if known is not None:
+        return known
+    with reader(services.api_db).connect() as api:
+        try:
+            mapping = instance_mappings.get(api, server_id)
+        except InstanceNotFound:
+            raise InstanceNotFound(server_id) from None
+        if mapping.cell_uuid is None:
+            request = build_requests.find(api, server_id)
+            if request is None:
+                raise InstanceNotFound(server_id)
+            return FoundServer(request.instance, None)
+    location = InstanceLocation(
+        mapping.cell_uuid, mapping.project_id, mapping.user_id, mapping.created_at
+    )
+    locations.keep(server_id, location)
+    return location
 
 
 def find_server(
@@ -51,28 +77,21 @@ def find_server(
 
     ``down_ok`` (2.69): a server of an unreachable cell is answered from the API DB.
     """
-    with services.api_db.connect() as api:
-        try:
-            mapping = instance_mappings.get(api, server_id)
-        except InstanceNotFound:
-            raise InstanceNotFound(server_id) from None
-        cell_uuid = mapping.cell_uuid
-        if cell_uuid is None:
-            request = build_requests.find(api, server_id)
-            if request is None:
-                raise InstanceNotFound(server_id)
-            found = FoundServer(request.instance, None)
-    if cell_uuid is not None:
-        engine = (services.cell_dbs or {}).get(cell_uuid)
+    located = _locate(services, server_id)
+    if isinstance(located, FoundServer):
+        found = located
+    else:
+        engine = (services.cell_dbs or {}).get(located.cell_uuid)
         if engine is None:
             raise InstanceNotFound(server_id)
         try:
-            with engine.connect() as conn:
-                found = FoundServer(instances.get(conn, server_id), cell_uuid)
+            with reader(engine).connect() as conn:
+                instance = instances.get(conn, server_id, relations=VIEW_RELATIONS)
+                found = FoundServer(instance, located.cell_uuid)
         except sa.exc.OperationalError:
             if not down_ok:
                 raise
-            found = _from_down_cell(services, server_id, mapping)
+            found = _from_down_cell(services, server_id, located)
     if not context.is_admin and found.instance.project_id != context.project_id:
         raise InstanceNotFound(server_id)
     return found
