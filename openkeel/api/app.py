@@ -78,11 +78,14 @@ class ComputeApiApp:
         enforcer: PolicyEnforcer,
         services: Any,
         workers: int = 16,
+        inline_bounded: bool = False,
     ) -> None:
         self.routes = routes
         self.authenticator = authenticator
         self.enforcer = enforcer
         self.services = services
+        # Decision 0024: bounded reads run on the loop when the databases are local SQLite.
+        self._inline_bounded = inline_bounded
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="api")
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -151,9 +154,12 @@ class ComputeApiApp:
                 )
             ep = self._endpoint(route, req)
             self._validate(ep, req)
-            result = await asyncio.get_running_loop().run_in_executor(
-                self._executor, _call, ep, req
-            )
+            if ep.bounded and self._inline_bounded:
+                result = _call(ep, req)  # cheaper than the hop to a worker thread
+            else:
+                result = await asyncio.get_running_loop().run_in_executor(
+                    self._executor, _call, ep, req
+                )
         except NoRoute:
             body, ctype = plain_not_found(headers.get("accept", ""))
             return Outgoing(404, body, ctype, [])

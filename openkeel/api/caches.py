@@ -22,6 +22,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from openkeel.db.engine import reader
+from openkeel.db.readers import Readers
 from openkeel.db.repositories.availability_zones import zones_by_host
 
 AZ_CACHE_SECONDS = 60 * 60
@@ -81,8 +82,11 @@ class HostZones:
         self._lock = threading.Lock()
         self._generation = 0  # bumped by reset(): a load that raced a reset is not kept
 
-    def zones(self, api_db: sa.Engine, hosts: Iterable[str]) -> dict[str, set[str]]:
-        """The zones of ``hosts`` (hosts in no zone are left out, as ``zones_by_host``)."""
+    def zones(
+        self, api_db: sa.Engine, hosts: Iterable[str], readers: Readers | None = None
+    ) -> dict[str, set[str]]:
+        """The zones of ``hosts`` (hosts in no zone are left out, as ``zones_by_host``);
+        a miss reads through ``readers`` when given."""
         now = self._clock()
         out: dict[str, set[str]] = {}
         missing: list[str] = []
@@ -95,8 +99,11 @@ class HostZones:
                     out[host] = set(kept[1])
             generation = self._generation
         if missing:
-            with reader(api_db).connect() as conn:
-                loaded = zones_by_host(conn, missing)
+            if readers is not None:
+                loaded = zones_by_host(readers.conn(api_db), missing)
+            else:
+                with reader(api_db).connect() as conn:
+                    loaded = zones_by_host(conn, missing)
             with self._lock:
                 keep = generation == self._generation
                 for host in missing:

@@ -43,4 +43,12 @@ def build_api_app(services: ApiServices) -> ComputeApiApp:
         enforcer=PolicyEnforcer(conf),
         services=services,
         workers=conf.wsgi.default_pool_size,
+        inline_bounded=local_databases(services),
     )
+
+
+def local_databases(services: ApiServices) -> bool:
+    """True when every database is a SQLite file: reading one never waits on a network or,
+    with WAL, on a writer, so a bounded read may run on the event loop (decision 0024)."""
+    engines = [services.api_db, *(services.cell_dbs or {}).values()]
+    return all(engine.dialect.name == "sqlite" for engine in engines)

@@ -33,6 +33,9 @@ class Endpoint:
     query: Versioned | None = None
     # The main policy rule, for documentation and the route meta-test; handlers check it.
     policy: str | None = None
+    # A read of one object from the databases only (a few indexed statements, no other
+    # service): may run on the event loop when every database is a local SQLite file.
+    bounded: bool = False
 
     def serves(self, version: APIVersion) -> bool:
         """True when this endpoint exists at ``version``.
@@ -53,9 +56,10 @@ def endpoint(
     body: Versioned | None = None,
     query: Versioned | None = None,
     policy: str | None = None,
+    bounded: bool = False,
 ) -> Endpoint:
     """Terse constructor used by the resources' route modules."""
-    return Endpoint(handler, status, v(since), v(until), False, body, query, policy)
+    return Endpoint(handler, status, v(since), v(until), False, body, query, policy, bounded)
 
 
 GONE = Endpoint(handler=None, status=410, removed=True)

@@ -27,7 +27,11 @@ def register(table: RouteTable) -> None:
         "/flavors",
         endpoint(h.create_flavor, body=s.CREATE_BODY, policy=f"{_MANAGE}create"),
     )
-    table.add("GET", _FLAVOR, endpoint(h.show_flavor, query=s.SHOW_QUERY, policy=f"{_EXTRA}index"))
+    table.add(
+        "GET",
+        _FLAVOR,
+        endpoint(h.show_flavor, query=s.SHOW_QUERY, policy=f"{_EXTRA}index", bounded=True),
+    )
     table.add(
         "PUT",
         _FLAVOR,

@@ -53,7 +53,7 @@ def register(table: RouteTable) -> None:
     table.add(
         "GET",
         MEMBER,
-        endpoint(handlers.show_keypair, query=MEMBER_QUERY, policy=POLICY % "show"),
+        endpoint(handlers.show_keypair, query=MEMBER_QUERY, policy=POLICY % "show", bounded=True),
     )
     for status, since, until in ((202, "2.1", "2.1"), (204, "2.2", "2.104")):
         table.add(

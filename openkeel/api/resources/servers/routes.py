@@ -78,7 +78,7 @@ def register(table: RouteTable) -> None:
     table.add(
         "GET",
         MEMBER,
-        endpoint(handlers_read.show_server, query=SHOW_QUERY, policy=POLICY % "show"),
+        endpoint(handlers_read.show_server, query=SHOW_QUERY, policy=POLICY % "show", bounded=True),
     )
     table.add(
         "PUT",

@@ -15,7 +15,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from openkeel.api.usecases.servers.records import AttachedVolume, ServerRecord
-from openkeel.db.engine import reader
+from openkeel.db.readers import Readers
 from openkeel.db.repositories import server_extras
 from openkeel.domain.instances import Instance
 
@@ -60,10 +60,16 @@ class RecordGatherer:
         self._default_zone: str | None = services.conf.default_availability_zone
         self._down_time = int(services.conf.service_down_time)
 
-    def gather(self, located: Sequence[Located], wanted: Wanted) -> list[ServerRecord]:
-        """One record per located instance, in the same order."""
+    def gather(
+        self, located: Sequence[Located], wanted: Wanted, readers: Readers | None = None
+    ) -> list[ServerRecord]:
+        """One record per located instance, in the same order (``readers``: the request's
+        reader connections; default: this call's own)."""
         if not located:
             return []
+        if readers is None:
+            with Readers() as own:
+                return self.gather(located, wanted, own)
         by_cell: dict[str, list[Instance]] = {}
         for item in located:
             if item.cell_uuid is not None and not item.down:
@@ -74,25 +80,23 @@ class RecordGatherer:
             engine = self._cells.get(cell_uuid)
             if engine is None:
                 continue
-            with reader(engine).connect() as conn:
-                if wanted.volumes:
-                    volumes.update(
-                        server_extras.volumes_by_instance(conn, [i.uuid for i in instances])
-                    )
-                if wanted.host_status is not None:
-                    hosts = [i.host for i in instances if i.host]
-                    services.update(server_extras.compute_services_by_host(conn, hosts))
+            conn = readers.conn(engine)
+            if wanted.volumes:
+                volumes.update(server_extras.volumes_by_instance(conn, [i.uuid for i in instances]))
+            if wanted.host_status is not None:
+                hosts = [i.host for i in instances if i.host]
+                services.update(server_extras.compute_services_by_host(conn, hosts))
         uuids = [item.instance.uuid for item in located]
         hosts = [item.instance.host for item in located if item.instance.host]
-        zones = self._services.caches.host_zones.zones(self._services.api_db, hosts)
+        zones = self._services.caches.host_zones.zones(self._services.api_db, hosts, readers)
         groups: dict[str, str] = {}
         specs: dict[str, tuple[str | None, Any]] = {}
         if wanted.server_groups or wanted.placement:
-            with reader(self._services.api_db).connect() as api:
-                if wanted.server_groups:
-                    groups = server_extras.groups_by_instance(api, uuids)
-                if wanted.placement:
-                    specs = server_extras.spec_placement_by_instance(api, uuids)
+            api = readers.conn(self._services.api_db)
+            if wanted.server_groups:
+                groups = server_extras.groups_by_instance(api, uuids)
+            if wanted.placement:
+                specs = server_extras.spec_placement_by_instance(api, uuids)
         return [
             self._record(item, volumes, zones, groups, specs, services, wanted) for item in located
         ]

@@ -14,7 +14,7 @@ import sqlalchemy as sa
 
 from openkeel.api.caches import InstanceLocation, InstanceLocations
 from openkeel.api.context import RequestContext
-from openkeel.db.engine import reader
+from openkeel.db.readers import Readers
 from openkeel.db.repositories import build_requests, instance_mappings, instances, request_specs
 from openkeel.db.repositories.instance_rows import VIEW_RELATIONS
 from openkeel.domain.instances import Instance, InstanceNotFound
@@ -30,9 +30,10 @@ class FoundServer:
     down: bool = False
 
 
-def _from_down_cell(services: Any, server_id: str, location: InstanceLocation) -> FoundServer:
-    with reader(services.api_db).connect() as api:
-        spec = request_specs.get(api, server_id)
+def _from_down_cell(
+    services: Any, server_id: str, location: InstanceLocation, readers: Readers
+) -> FoundServer:
+    spec = request_specs.get(readers.conn(services.api_db), server_id)
     image_id = spec.image.get("id") if spec.image else None
     inst = Instance(
         uuid=server_id,
@@ -47,22 +48,22 @@ def _from_down_cell(services: Any, server_id: str, location: InstanceLocation) -
     return FoundServer(inst, location.cell_uuid, down=True)
 
 
-def _locate(services: Any, server_id: str) -> InstanceLocation | FoundServer:
+def _locate(services: Any, server_id: str, readers: Readers) -> InstanceLocation | FoundServer:
     """Where the instance lives (kept once placed), or the still unscheduled build request."""
     locations: InstanceLocations = services.caches.locations
     known = locations.get(server_id)
     if known is not None:
         return known
-    with reader(services.api_db).connect() as api:
-        try:
-            mapping = instance_mappings.get(api, server_id)
-        except InstanceNotFound:
-            raise InstanceNotFound(server_id) from None
-        if mapping.cell_uuid is None:
-            request = build_requests.find(api, server_id)
-            if request is None:
-                raise InstanceNotFound(server_id)
-            return FoundServer(request.instance, None)
+    api = readers.conn(services.api_db)
+    try:
+        mapping = instance_mappings.get(api, server_id)
+    except InstanceNotFound:
+        raise InstanceNotFound(server_id) from None
+    if mapping.cell_uuid is None:
+        request = build_requests.find(api, server_id)
+        if request is None:
+            raise InstanceNotFound(server_id)
+        return FoundServer(request.instance, None)
     location = InstanceLocation(
         mapping.cell_uuid, mapping.project_id, mapping.user_id, mapping.created_at
     )
@@ -71,13 +72,22 @@ def _locate(services: Any, server_id: str) -> InstanceLocation | FoundServer:
 
 
 def find_server(
-    services: Any, context: RequestContext, server_id: str, *, down_ok: bool = False
+    services: Any,
+    context: RequestContext,
+    server_id: str,
+    *,
+    down_ok: bool = False,
+    readers: Readers | None = None,
 ) -> FoundServer:
     """The visible server ``server_id`` (raises InstanceNotFound -> 404).
 
     ``down_ok`` (2.69): a server of an unreachable cell is answered from the API DB.
+    ``readers``: the request's reader connections (default: this call's own).
     """
-    located = _locate(services, server_id)
+    if readers is None:
+        with Readers() as own:
+            return find_server(services, context, server_id, down_ok=down_ok, readers=own)
+    located = _locate(services, server_id, readers)
     if isinstance(located, FoundServer):
         found = located
     else:
@@ -85,13 +95,13 @@ def find_server(
         if engine is None:
             raise InstanceNotFound(server_id)
         try:
-            with reader(engine).connect() as conn:
-                instance = instances.get(conn, server_id, relations=VIEW_RELATIONS)
-                found = FoundServer(instance, located.cell_uuid)
+            instance = instances.get(readers.conn(engine), server_id, relations=VIEW_RELATIONS)
+            found = FoundServer(instance, located.cell_uuid)
         except sa.exc.OperationalError:
+            readers.forget(engine)
             if not down_ok:
                 raise
-            found = _from_down_cell(services, server_id, located)
+            found = _from_down_cell(services, server_id, located, readers)
     if not context.is_admin and found.instance.project_id != context.project_id:
         raise InstanceNotFound(server_id)
     return found
