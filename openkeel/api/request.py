@@ -45,14 +45,14 @@ class ApiRequest:
 
     def self_link(self, *parts: str) -> str:
         """Nova's ``self`` link for a resource path."""
-        return "/".join([self.link_base, *self._project(), *parts])
+        return "/".join((self._base(self.link_base), *parts))
 
     def bookmark_link(self, *parts: str) -> str:
         """Nova's ``bookmark`` link (no version segment)."""
-        return "/".join([self.bookmark_base, *self._project(), *parts])
+        return "/".join((self._base(self.bookmark_base), *parts))
 
-    def _project(self) -> list[str]:
-        return [self.url_project_id] if self.url_project_id else []
+    def _base(self, base: str) -> str:
+        return f"{base}/{self.url_project_id}" if self.url_project_id else base
 
     def query_value(self, name: str) -> str | None:
         """The last value of a query parameter (Nova takes the last when repeated)."""

@@ -110,7 +110,11 @@ def _add_full(
 
 def _usage_time(value: Any) -> str | None:
     # Nova serializes these naive datetimes with microseconds: "2013-09-23T13:53:12.774549".
-    return value.strftime("%Y-%m-%dT%H:%M:%S.%f") if value is not None else None
+    if value is None:
+        return None
+    if value.year < 1000 or value.tzinfo is not None:
+        return str(value.strftime("%Y-%m-%dT%H:%M:%S.%f"))
+    return str(value.isoformat(timespec="microseconds"))  # the same text, faster
 
 
 def _add_extended_attrs(

@@ -59,6 +59,7 @@ class RecordGatherer:
         self._conf = services.conf
         self._default_zone: str | None = services.conf.default_availability_zone
         self._down_time = int(services.conf.service_down_time)
+        self._status_of_host: dict[str, str] = {}
 
     def gather(
         self, located: Sequence[Located], wanted: Wanted, readers: Readers | None = None
@@ -138,15 +139,18 @@ class RecordGatherer:
     ) -> str | None:
         if unknown_only is None:
             return None
-        status = HOST_NONE
-        row = services.get(inst.host) if inst.host else None
-        if row is not None:
-            if row["forced_down"]:
-                status = HOST_DOWN
-            elif row["disabled"]:
-                status = HOST_MAINTENANCE
-            else:
-                status = HOST_UP if self._is_up(row) else HOST_UNKNOWN
+        status = self._status_of_host.get(inst.host) if inst.host else HOST_NONE
+        if status is None:  # once per host and request: a page has many servers per host
+            status = HOST_NONE
+            row = services.get(inst.host or "")
+            if row is not None:
+                if row["forced_down"]:
+                    status = HOST_DOWN
+                elif row["disabled"]:
+                    status = HOST_MAINTENANCE
+                else:
+                    status = HOST_UP if self._is_up(row) else HOST_UNKNOWN
+            self._status_of_host[inst.host or ""] = status
         if unknown_only and status != HOST_UNKNOWN:
             return None
         return status

@@ -218,8 +218,9 @@ class ServerLister:
                 down.append(cell_uuid)  # skipped, or shown minimally from 2.69
                 continue
             merged.extend((inst, cell_uuid) for inst in page)
-        order = instance_list.sort_key(keys, dirs)
-        merged.sort(key=lambda pair: order(pair[0]))
+        if len({cell for _inst, cell in merged}) > 1:  # one cell's page is already in order
+            order = instance_list.sort_key(keys, dirs)
+            merged.sort(key=lambda pair: order(pair[0]))
         return [Located(inst, cell) for inst, cell in merged[:limit]]
 
     def _minimal(self, down: list[str], project_id: str | None) -> list[Located]:
