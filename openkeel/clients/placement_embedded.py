@@ -1,10 +1,8 @@
 """The real Placement service (``openstack-placement``) run in this process on SQLite.
 
 Used by the all-in-one (scheduler and compute roles share it) and by tests. Requests go
-straight into Placement's WSGI app (the environ ``httpx.WSGITransport`` would build, answered
-as an ``httpx.Response``): no socket, no port. :meth:`EmbeddedPlacement.serve_http` also offers
-it on a loopback port for other processes. Its SQLite engine is pooled (WAL), and its table
-aliases are built once per query site (see ``_placement_engine``, ``_CachedAliases``).
+through ``httpx.WSGITransport`` straight into Placement's WSGI app: no socket, no port.
+:meth:`EmbeddedPlacement.serve_http` also offers it on a loopback port for other processes.
 
 Placement keeps process-wide state (its enginefacade, policy enforcer, trait sync flags),
 so only one embedded Placement may run per process at a time. Its options live in a
