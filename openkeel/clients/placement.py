@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 import httpx
 
@@ -35,29 +35,12 @@ def jittered_backoff(attempt: int) -> None:
     time.sleep(random.uniform(0, 0.05 * attempt))
 
 
-class HttpSender(Protocol):
-    """What the client sends through: an ``httpx.Client``, or the embedded Placement's direct
-    WSGI caller (openkeel.clients.placement_embedded)."""
-
-    def request(
-        self,
-        method: str,
-        url: str,
-        *,
-        json: Any = None,
-        params: tuple[tuple[str, str], ...] | None = None,
-        headers: Mapping[str, str] | None = None,
-    ) -> httpx.Response: ...
-
-    def close(self) -> None: ...
-
-
 class PlacementClient:
     """Placement's API as typed methods; raises only openkeel.clients.placement_errors."""
 
     def __init__(
         self,
-        http: HttpSender,
+        http: httpx.Client,
         *,
         microversion: str = DEFAULT_MICROVERSION,
         attempts: int = DEFAULT_ATTEMPTS,

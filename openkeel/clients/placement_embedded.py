@@ -11,17 +11,14 @@ so only one embedded Placement may run per process at a time. Its options live i
 
 from __future__ import annotations
 
-import io
-import json
 import sys
 import threading
 import warnings
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from socketserver import ThreadingMixIn
 from types import TracebackType
-from typing import Any, ClassVar
-from urllib.parse import unquote, urlencode
+from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 import httpx
@@ -67,96 +64,6 @@ def _serialized(app: Callable[..., Iterable[bytes]]) -> Callable[..., list[bytes
                     close()
 
     return serialized_app
-
-
-class _DirectWsgi:
-    """Calls Placement's WSGI app with the environ ``httpx.WSGITransport`` builds for an
-    ``httpx.Client`` request (same headers, JSON body, query and path), and answers the same
-    ``httpx.Response``; without the client's request pipeline (URL merging, auth and redirect
-    flows, hooks), which cost more than half a millisecond per Placement request."""
-
-    _BASE_ENVIRON: ClassVar[dict[str, Any]] = {
-        "wsgi.version": (1, 0),
-        "wsgi.url_scheme": "http",
-        "wsgi.multithread": True,
-        "wsgi.multiprocess": False,
-        "wsgi.run_once": False,
-        "SCRIPT_NAME": "",
-        "SERVER_NAME": BASE_URL.removeprefix("http://"),
-        "SERVER_PORT": "80",
-        "SERVER_PROTOCOL": "HTTP/1.1",
-        "REMOTE_ADDR": "127.0.0.1",
-        "HTTP_HOST": BASE_URL.removeprefix("http://"),
-        "HTTP_ACCEPT": "*/*",
-        "HTTP_ACCEPT_ENCODING": "gzip, deflate",
-        "HTTP_CONNECTION": "keep-alive",
-        "HTTP_USER_AGENT": f"python-httpx/{httpx.__version__}",
-    }
-    _BODY_METHODS: ClassVar[frozenset[str]] = frozenset({"POST", "PUT", "PATCH"})
-
-    def __init__(self, app: Callable[..., Iterable[bytes]], headers: Mapping[str, str]) -> None:
-        self._app = app
-        self._headers = {_environ_key(k): v for k, v in headers.items()}
-
-    def request(
-        self,
-        method: str,
-        url: str,
-        *,
-        json: Any = None,
-        params: tuple[tuple[str, str], ...] | None = None,
-        headers: Mapping[str, str] | None = None,
-    ) -> httpx.Response:
-        query = urlencode(params or ())
-        environ: dict[str, Any] = {
-            **self._BASE_ENVIRON,
-            "wsgi.errors": sys.stderr,
-            "REQUEST_METHOD": method,
-            "PATH_INFO": unquote(url),
-            "QUERY_STRING": query,
-            **self._headers,
-        }
-        body = b""
-        if json is not None:
-            body = _encode_json(json)
-            environ["CONTENT_TYPE"] = "application/json"
-        if json is not None or method in self._BODY_METHODS:
-            environ["CONTENT_LENGTH"] = str(len(body))
-        environ["wsgi.input"] = io.BytesIO(body)
-        for key, value in (headers or {}).items():
-            environ[_environ_key(key)] = value
-        seen: list[Any] = []
-
-        def start_response(status: str, response_headers: Any, exc_info: Any = None) -> Any:
-            seen[:] = [status, response_headers, exc_info]
-            return lambda _data: None
-
-        content = b"".join(self._app(environ, start_response))
-        status, response_headers, exc_info = seen
-        if exc_info and exc_info[0]:
-            raise exc_info[1]
-        target = f"{BASE_URL}{url}?{query}" if query else f"{BASE_URL}{url}"
-        response = httpx.Response(
-            int(status.split()[0]),
-            headers=response_headers,
-            stream=httpx.ByteStream(content),
-            request=httpx.Request(method, target),
-        )
-        response.read()
-        return response
-
-    def close(self) -> None:
-        """Nothing to release: no connections."""
-
-
-def _environ_key(header: str) -> str:
-    key = header.upper().replace("-", "_")
-    return key if key in ("CONTENT_TYPE", "CONTENT_LENGTH") else f"HTTP_{key}"
-
-
-def _encode_json(value: Any) -> bytes:
-    """JSON as ``httpx`` encodes a ``json=`` body."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
 
 
 class _ThreadingServer(ThreadingMixIn, WSGIServer):
@@ -358,7 +265,12 @@ class EmbeddedPlacement:
         """A client bound to this Placement in-process (as an admin through noauth2)."""
         if self._app is None:
             raise RuntimeError("embedded Placement is not started")
-        return PlacementClient(_DirectWsgi(self._app, {"X-Auth-Token": "admin"}), **kwargs)
+        http = httpx.Client(
+            transport=httpx.WSGITransport(app=self._app),
+            base_url=BASE_URL,
+            headers={"X-Auth-Token": "admin"},
+        )
+        return PlacementClient(http, **kwargs)
 
     def serve_http(self, host: str = "127.0.0.1") -> str:
         """Serve on a free loopback port (threaded); returns the endpoint URL."""

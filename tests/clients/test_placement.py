@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import threading
 import uuid
-from typing import Any
 
 import httpx
 import pytest
@@ -187,16 +186,13 @@ def bumping_client(embedded: EmbeddedPlacement, times: int, pauses: list[int]) -
     other = embedded.client()
     remaining = [times]
 
-    client = embedded.client(backoff=pauses.append)
-    send = client._http.request
-
-    def race(method: str, url: str, **kwargs: Any) -> httpx.Response:
-        if method == "PUT" and url.endswith("/inventories") and remaining[0]:
+    def race(request: httpx.Request) -> None:
+        if request.method == "PUT" and request.url.path.endswith("/inventories") and remaining[0]:
             remaining[0] -= 1
             other.set_traits(CN1, [f"CUSTOM_RACE_{remaining[0]}"])
-        return send(method, url, **kwargs)
 
-    client._http.request = race  # type: ignore[method-assign]
+    client = embedded.client(backoff=pauses.append)
+    client._http.event_hooks["request"].append(race)
     return client
 
 
