@@ -11,7 +11,6 @@ so only one embedded Placement may run per process at a time. Its options live i
 
 from __future__ import annotations
 
-import sys
 import threading
 import warnings
 from collections.abc import Callable, Iterable
@@ -23,7 +22,6 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 import httpx
 import jsonschema
-import sqlalchemy as sa
 from oslo_config import cfg
 from oslo_db.sqlalchemy import engines
 
@@ -31,19 +29,6 @@ from openkeel.clients.placement import PlacementClient
 
 DB_FILE = "placement.sqlite"
 BASE_URL = "http://placement.embedded"
-# Placement's object modules that build ``sa.alias(<table>, name=...)`` on every query.
-_ALIASING_MODULES = (
-    "allocation",
-    "allocation_candidate",
-    "consumer",
-    "inventory",
-    "project",
-    "research_context",
-    "resource_provider",
-    "trait",
-    "user",
-)
-_MAX_CACHED_ALIASES = 512
 _ACTIVE_LOCK = threading.Lock()
 _active: EmbeddedPlacement | None = None
 
@@ -111,81 +96,6 @@ def _cache_placement_validators() -> None:
         util.jsonschema = _CachedJsonschema()
 
 
-class _CachedAliases:
-    """Stands in for the ``sqlalchemy`` module inside Placement's object modules.
-
-    Placement writes ``sa.alias(_RP_TBL, name="rp")`` inside its query functions, so every
-    query builds its table aliases anew, and each alias copies every column (with its foreign
-    keys and their event listeners) on first use: a sixth of a boot's Placement CPU. An alias of
-    a table is an immutable SQL construct, so the alias one source line makes is made once and
-    reused by that line's later calls; the SQL rendered is the same. Aliases stay per call site
-    (never shared between two lines naming the same table and alias) so that two uses in one
-    statement stay two FROM objects, as Placement wrote them. Everything else is sqlalchemy's.
-    """
-
-    def __init__(self) -> None:
-        self.__dict__.update(
-            (name, value)
-            for name, value in vars(sa).items()
-            if not name.startswith("__") and name != "alias"
-        )
-        self._aliases: dict[tuple[Any, ...], Any] = {}
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(sa, name)
-
-    def alias(self, selectable: Any, name: str | None = None, flat: bool = False) -> Any:
-        if not isinstance(selectable, sa.Table):
-            return sa.alias(selectable, name=name, flat=flat)
-        caller = sys._getframe(1)
-        key = (selectable, name, flat, caller.f_code, caller.f_lineno)
-        found = self._aliases.get(key)
-        if found is None:
-            found = sa.alias(selectable, name=name, flat=flat)
-            found.c  # noqa: B018 - build the column collection once, before sharing it
-            if len(self._aliases) < _MAX_CACHED_ALIASES:
-                self._aliases[key] = found
-        return found
-
-
-def _cache_placement_aliases() -> None:
-    import importlib
-
-    shim = _CachedAliases()
-    for name in _ALIASING_MODULES:
-        module = importlib.import_module(f"placement.objects.{name}")
-        if not isinstance(getattr(module, "sa", None), _CachedAliases):
-            module.sa = shim  # type: ignore[attr-defined]
-
-
-def _placement_engine(url: str) -> Any:
-    """oslo.db's SQLite engine for Placement (its events: an explicit BEGIN per transaction,
-    DB errors translated to oslo.db's exceptions), with the connections pooled.
-
-    oslo.db gives SQLite files a NullPool, so each of a request's transactions (a claim has
-    seven) opened a connection and parsed the schema anew. The pool keeps them; it needs no
-    pre-ping (a file cannot drop a connection) and no yield on checkin (oslo.db's eventlet
-    courtesy). WAL with synchronous=NORMAL, as openkeel's own SQLite databases.
-    """
-    return engines.create_engine(url, thread_checkin=False, _engine_target=_pooled_engine)
-
-
-def _pooled_engine(url: Any, **engine_args: Any) -> tuple[sa.Engine, sa.Engine]:
-    engine_args.update(poolclass=sa.pool.QueuePool, pool_pre_ping=False)
-    engine = sa.create_engine(url, **engine_args)
-    sa.event.listen(engine, "connect", _configure_sqlite_connection)
-    return engine, engine
-
-
-def _configure_sqlite_connection(dbapi_connection: Any, _record: Any) -> None:
-    cursor = dbapi_connection.cursor()
-    try:
-        cursor.execute("PRAGMA journal_mode=WAL")
-        cursor.execute("PRAGMA synchronous=NORMAL")
-    finally:
-        cursor.close()
-
-
 class EmbeddedPlacement:
     """Placement on ``<data_dir>/placement.sqlite``; ``start()`` creates/migrates the DB."""
 
@@ -226,13 +136,12 @@ class EmbeddedPlacement:
         conf([], project="placement", default_config_files=[], default_config_dirs=[])
         if not db_api.configure.called:  # process-wide; each instance patches its own engine
             db_api.configure(conf)
-        self._engine = _placement_engine(self.database_url)
+        self._engine = engines.create_engine(self.database_url)
         self._undo_engine = db_api.placement_context_manager.patch_engine(self._engine)
         policy.reset()
         trait._TRAITS_SYNCED = False
         resource_class._RESOURCE_CLASSES_SYNCED = False
         _cache_placement_validators()
-        _cache_placement_aliases()
         # loadapp runs Placement's migrations and syncs standard traits and resource classes
         return _serialized(deploy.loadapp(conf))
 
