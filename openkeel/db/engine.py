@@ -17,6 +17,7 @@ SQLITE_BUSY_TIMEOUT_MS = 30_000
 # oslo.db's defaults, which Nova runs with.
 MYSQL_SQL_MODE = "TRADITIONAL"
 POOL_RECYCLE_SECONDS = 3600
+MYSQL_READ_TIMEOUT_SECONDS = 60
 
 
 def normalize_url(url: str | URL) -> URL:
@@ -128,5 +129,12 @@ def _make_mysql_engine(url: URL) -> sa.Engine:
         url,
         pool_pre_ping=True,
         pool_recycle=POOL_RECYCLE_SECONDS,
-        connect_args={"init_command": f"SET SESSION sql_mode = '{MYSQL_SQL_MODE}'"},
+        connect_args={
+            "init_command": f"SET SESSION sql_mode = '{MYSQL_SQL_MODE}'",
+            # A reply that never comes (seen once: a pool pre-ping blocked for minutes on an
+            # idle connection) fails the read instead of hanging the thread forever; the
+            # pool then replaces the connection. No OLTP statement here runs for a minute.
+            "read_timeout": MYSQL_READ_TIMEOUT_SECONDS,
+            "write_timeout": MYSQL_READ_TIMEOUT_SECONDS,
+        },
     )
