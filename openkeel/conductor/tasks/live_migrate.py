@@ -23,8 +23,9 @@ from openkeel.conductor.context import ConductorDeps
 from openkeel.conductor.selections import Destination
 from openkeel.conductor.tasks.build import instance_uuid_of
 from openkeel.conductor.tasks.migrate import MIGRATION_CONSUMER
+from openkeel.conductor.tasks.recorded import run_recorded
 from openkeel.db.engine import reader
-from openkeel.db.repositories import compute_nodes, instance_mappings, migrations
+from openkeel.db.repositories import compute_nodes, migrations
 from openkeel.domain import migrations as status
 from openkeel.domain.errors import Invalid
 from openkeel.domain.instances import Instance, InstanceNotFound, InstanceUpdate
@@ -63,22 +64,7 @@ class LiveMigrateTask:
         self.moved = False
 
     def execute(self) -> None:
-        with reader(self.deps.api_db).connect() as conn:
-            cell_uuid = instance_mappings.get(conn, self.uuid).cell_uuid
-        if cell_uuid is None:
-            LOG.warning("Instance %s has no cell; nothing to live-migrate", self.uuid)
-            return
-        records = self.deps.records(cell_uuid)
-        request_id = self.context.request_id
-        records.event_start(self.uuid, request_id, EVENT, None)
-        failure: BaseException | None = None
-        try:
-            self._migrate(records)
-        except Exception as exc:
-            LOG.warning("Live migration of %s failed: %s", self.uuid, exc)
-            failure = exc
-            self.rollback(records, exc)
-        records.event_finish(self.uuid, request_id, EVENT, failure)
+        run_recorded(self.deps, self.context, self.uuid, EVENT, self._migrate, self.rollback)
 
     def _migrate(self, records: InstanceRecords) -> None:
         instance = records.get(self.uuid)

@@ -1,0 +1,44 @@
+"""Running a conductor task on one instance as a recorded action event, with rollback.
+
+Shared by the move tasks (migrate_server, live_migrate_instance): find the instance's cell,
+record the event's start, run the task, roll back and record the failure if it raises.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from openkeel.compute.records import InstanceRecords
+from openkeel.conductor.context import ConductorDeps
+from openkeel.db.engine import reader
+from openkeel.db.repositories import instance_mappings
+from openkeel.rpc.message import CallContext
+
+LOG = logging.getLogger(__name__)
+
+
+def run_recorded(
+    deps: ConductorDeps,
+    context: CallContext,
+    uuid: str,
+    event: str,
+    body: Callable[[InstanceRecords], None],
+    rollback: Callable[[InstanceRecords, BaseException], None],
+) -> None:
+    """Run ``body`` in the instance's cell as action event ``event``; on failure ``rollback``."""
+    with reader(deps.api_db).connect() as conn:
+        cell_uuid = instance_mappings.get(conn, uuid).cell_uuid
+    if cell_uuid is None:
+        LOG.warning("Instance %s has no cell; nothing to do for %s", uuid, event)
+        return
+    records = deps.records(cell_uuid)
+    records.event_start(uuid, context.request_id, event, None)
+    failure: BaseException | None = None
+    try:
+        body(records)
+    except Exception as exc:
+        LOG.warning("%s of %s failed: %s", event, uuid, exc)
+        failure = exc
+        rollback(records, exc)
+    records.event_finish(uuid, context.request_id, event, failure)
