@@ -10,7 +10,6 @@ order of the entity's fields).
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import fields, replace
 from typing import Any
@@ -41,8 +40,6 @@ _F = api_schema.flavors
 _SPECS = api_schema.flavor_extra_specs
 _PROJECTS = api_schema.flavor_projects
 _SPEC_RETRIES = 10
-# One read-only view per engine, not one per request (each costs ~30 us to make).
-_reader_of = functools.lru_cache(maxsize=16)(reader)
 _FIELDS = tuple(field.name for field in fields(Flavor))
 _new = object.__new__
 
@@ -91,7 +88,7 @@ class FlavorRepository:
 
     def __init__(self, engine: sa.Engine) -> None:
         self._engine = engine
-        self._reader = _reader_of(engine)
+        self._reader = reader(engine)  # made once per engine by reader()
 
     def find(
         self, viewer: Viewer, filters: FlavorFilters, page: FlavorPage, with_specs: bool
