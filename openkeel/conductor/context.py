@@ -21,7 +21,7 @@ from openkeel.compute.clock import Clock
 from openkeel.compute.records import InstanceRecords
 from openkeel.conductor.cells import CellEngines
 from openkeel.conductor.selections import Destination
-from openkeel.db.cells import CELL0_UUID
+from openkeel.db.cells import CELL0_UUID, list_cells
 from openkeel.db.repositories import build_requests, instance_mappings
 from openkeel.domain.instances import (
     BuildRequestNotFound,
@@ -52,6 +52,10 @@ class ConductorDeps:
     def records(self, cell_uuid: str) -> InstanceRecords:
         return InstanceRecords(self.cells[cell_uuid], self.clock)
 
+    def cell_uuids(self) -> list[str]:
+        """Every mapped cell (cell0 included), from the API DB."""
+        return [cell.uuid for cell in list_cells(self.api_db)]
+
     def max_attempts(self) -> int:
         """``[scheduler] max_attempts`` (3 when the scheduler's options are not registered)."""
         try:
@@ -79,9 +83,32 @@ class ConductorDeps:
         except InstanceNotFound:
             LOG.info("Instance %s is gone; not setting ERROR", uuid)
 
+    def hand_over(self, uuid: str, cell_uuid: str) -> bool:
+        """Take the build request of ``uuid`` and point its mapping at ``cell_uuid``, in one
+        API-DB transaction. False when the build request is gone: the user deleted the server
+        (the API drops the build request and the mapping together) or an orphan sweep settled
+        it first. Whoever deletes the build request owns the rest of the build."""
+        with self.api_db.begin() as conn:
+            try:
+                build_requests.delete(conn, uuid)
+            except BuildRequestNotFound:
+                return False
+            instance_mappings.move_to_cell(conn, uuid, cell_uuid)
+        return True
+
+    def discard(self, records: InstanceRecords, uuid: str) -> None:
+        """Remove the cell row of a build whose server is gone (deleted by the user while it
+        was being scheduled, or settled elsewhere): allocations freed, row deleted."""
+        self.free_allocations(uuid)
+        try:
+            records.update(uuid, InstanceUpdate(vm_state=VmState.DELETED.value, task_state=None))
+            records.soft_delete(uuid)
+        except InstanceNotFound:
+            LOG.debug("Instance %s was already removed", uuid)
+
     def bury_in_cell0(self, instance: Instance, exc: BaseException) -> None:
-        """Create the instance in cell0 in ERROR with a fault; map it there; drop its build
-        request (gone already: the user deleted it, so the cell0 row is deleted too)."""
+        """Create the instance in cell0 in ERROR with a fault, then hand the build over to
+        cell0; if the build request is gone meanwhile, the cell0 row goes too."""
         cell0 = self.records(CELL0_UUID)
         buried = replace(
             instance, vm_state=VmState.ERROR.value, task_state=None, host=None, node=None
@@ -91,15 +118,8 @@ class ConductorDeps:
         except sa.exc.IntegrityError:
             LOG.info("Instance %s is already in cell0", instance.uuid)
         cell0.add_fault(instance.uuid, exc, None)
-        with self.api_db.begin() as conn:
-            instance_mappings.move_to_cell(conn, instance.uuid, CELL0_UUID)
-            try:
-                build_requests.delete(conn, instance.uuid)
-                gone = False
-            except BuildRequestNotFound:
-                gone = True
-        if gone:
-            cell0.soft_delete(instance.uuid)
+        if not self.hand_over(instance.uuid, CELL0_UUID):
+            self.discard(cell0, instance.uuid)
 
     def cast_build(
         self,

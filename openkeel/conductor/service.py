@@ -1,25 +1,35 @@
 """The conductor role object, built by openkeel.cmd: serves ComputeTaskAPI over RPC.
 
 ``ConductorService(conf, transport, api_db, cell_router, placement=..., clock=...)``: the
-cell router is any mapping cell uuid → Engine. ``start()`` listens on topic ``conductor``
-(any conductor may take a message); ``stop()`` stops listening.
+cell router is any mapping cell uuid → Engine. ``start()`` settles the builds an earlier
+process left behind (on the in-process transport every build request older than this process
+is orphaned: its cast died with that process), listens on topic ``conductor`` (any conductor
+may take a message) and sweeps for orphaned builds periodically (``[conductor]
+orphan_sweep_interval``, builds older than ``build_request_timeout``); ``stop()`` stops both.
 """
 
 from __future__ import annotations
+
+import datetime
+import logging
 
 import sqlalchemy as sa
 from oslo_config import cfg
 
 from openkeel.clients.placement import PlacementClient
 from openkeel.compute.clock import Clock, SystemClock
+from openkeel.compute.periodic import PeriodicRunner
 from openkeel.conductor.cells import CellEngines
 from openkeel.conductor.context import ConductorDeps
 from openkeel.conductor.endpoint import ComputeTaskEndpoint
+from openkeel.conductor.tasks import orphans
 from openkeel.rpc.clients.compute import ComputeRpcClient
 from openkeel.rpc.clients.scheduler import SchedulerRpcClient
 from openkeel.rpc.message import Target
 from openkeel.rpc.server import RpcServer
 from openkeel.rpc.transport import Transport
+
+LOG = logging.getLogger(__name__)
 
 TOPIC = "conductor"
 
@@ -50,15 +60,40 @@ class ConductorService:
             clock=clock or SystemClock(),
         )
         self.endpoint = ComputeTaskEndpoint(self.deps)
+        self.periodic = PeriodicRunner(self.deps.clock)
+        self._started_at = self.deps.clock.now()
         self._server: RpcServer | None = None
 
-    def start(self) -> ConductorService:
-        if self._server is None:
-            target = Target(TOPIC, server=self.host)
-            self._server = RpcServer(self.transport, target, [self.endpoint]).start()
+    def start(self, *, background: bool = True) -> ConductorService:
+        """Settle what an earlier process left, serve RPC, sweep periodically (on a thread
+        unless ``background=False``: tests then call ``periodic.run_due()``)."""
+        if self._server is not None:
+            return self
+        if not self.transport.durable:
+            self.sweep_orphans(self._started_at)
+        target = Target(TOPIC, server=self.host)
+        self._server = RpcServer(self.transport, target, [self.endpoint]).start()
+        interval = int(self.deps.conf.conductor.orphan_sweep_interval)
+        if int(self.deps.conf.conductor.build_request_timeout) > 0 and interval >= 0:
+            self.periodic.add("sweep_orphaned_builds", self._sweep_stale, interval)
+            if background:
+                self.periodic.start()
         return self
 
     def stop(self) -> None:
+        self.periodic.stop()
         if self._server is not None:
             self._server.stop()
             self._server = None
+
+    def sweep_orphans(self, created_before: datetime.datetime) -> None:
+        """Settle build requests older than ``created_before`` and remove unmapped rows."""
+        try:
+            orphans.sweep_build_requests(self.deps, created_before)
+            orphans.sweep_unmapped_instances(self.deps, self.deps.clock.now())
+        except Exception:
+            LOG.exception("The sweep for orphaned builds failed; it runs again later")
+
+    def _sweep_stale(self) -> None:
+        timeout = int(self.deps.conf.conductor.build_request_timeout)
+        self.sweep_orphans(self.deps.clock.now() - datetime.timedelta(seconds=timeout))

@@ -11,7 +11,17 @@ from collections.abc import Sequence
 from oslo_config import cfg
 from oslo_policy import opts as policy_opts
 
-from openkeel.conf import api, compute, database, default, glance, quota, scheduler, services
+from openkeel.conf import (
+    api,
+    compute,
+    conductor,
+    database,
+    default,
+    glance,
+    quota,
+    scheduler,
+    services,
+)
 from openkeel.conf import kubevirt as kubevirt_opts
 from openkeel.conf import resize as resize_opts
 
@@ -30,6 +40,7 @@ def make_config(
         default,
         api,
         compute,
+        conductor,
         database,
         glance,
         quota,

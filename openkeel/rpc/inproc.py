@@ -69,6 +69,8 @@ class _InprocListener:
 class InprocTransport:
     """``Transport`` for roles living in one process."""
 
+    durable = False  # a cast dies with the process
+
     def __init__(self, url: str, *, exchange: str = "openkeel") -> None:
         parts = urlsplit(url)
         key = f"{parts.netloc}{parts.path}|{exchange}"

@@ -203,6 +203,8 @@ class _RabbitListener:
 class RabbitTransport:
     """``Transport`` over a RabbitMQ broker."""
 
+    durable = True  # casts wait in the broker's queues
+
     def __init__(
         self, url: str, *, exchange: str = "openkeel", queue_expiry: float = 1800.0
     ) -> None:

@@ -37,6 +37,10 @@ class Listener(Protocol):
 class Transport(Protocol):
     """Moves messages between clients and servers."""
 
+    # Whether a cast outlives the process that sent it (RabbitMQ queues it; the in-process
+    # transport loses it with the process). The conductor's orphan sweep depends on it.
+    durable: bool
+
     def call(self, target: Target, message: Message, timeout: float) -> Reply:
         """Send ``message`` to one server of ``target`` and wait for its reply.
 

@@ -28,7 +28,7 @@ from openkeel.conductor.selections import Destination
 from openkeel.db.cells import CELL0_UUID
 from openkeel.db.engine import reader
 from openkeel.db.repositories import build_requests, host_mappings, instance_mappings
-from openkeel.domain.instances import BuildRequestNotFound, Instance, InstanceUpdate
+from openkeel.domain.instances import Instance, InstanceUpdate
 from openkeel.domain.states import TaskState, VmState
 from openkeel.rpc.message import CallContext
 
@@ -131,18 +131,9 @@ class ScheduleAndBuildTask:
                 "create", self.context.request_id, self.context.user_id, self.context.project_id
             ),
         )
-        with self.deps.api_db.begin() as conn:
-            instance_mappings.move_to_cell(conn, instance.uuid, cell_uuid)
-            try:
-                build_requests.delete(conn, instance.uuid)
-            except BuildRequestNotFound:
-                deleted = True
-            else:
-                deleted = False
-        if deleted:
+        if not self.deps.hand_over(instance.uuid, cell_uuid):
             LOG.info("Server %s was deleted while being scheduled: cleaning up", instance.uuid)
-            self.deps.free_allocations(instance.uuid)
-            records.soft_delete(instance.uuid)
+            self.deps.discard(records, instance.uuid)
             return
         self.deps.cast_build(
             self.context,
@@ -161,10 +152,15 @@ class ScheduleAndBuildTask:
             return host_mappings.get(conn, host).cell_uuid
 
     def rollback(self, instance: Instance, exc: BaseException) -> None:
-        """ERROR + fault where the instance is (cell or cell0); allocations freed."""
+        """ERROR + fault where the instance is (cell or cell0); allocations freed. A server
+        deleted meanwhile (no mapping any more) only loses its allocations and cell row."""
         self.deps.free_allocations(instance.uuid)
         with reader(self.deps.api_db).connect() as conn:
-            mapping = instance_mappings.get(conn, instance.uuid)
+            mapping = instance_mappings.find(conn, instance.uuid)
+        if mapping is None:
+            for cell_uuid in self.deps.cell_uuids():
+                self.deps.discard(self.deps.records(cell_uuid), instance.uuid)
+            return
         if mapping.cell_uuid is None:
             self.deps.bury_in_cell0(instance, exc)
             return

@@ -148,6 +148,12 @@ def list_build_requests(conn: sa.Connection, project_id: str | None = None) -> l
     return [_build_request(row) for row in conn.execute(query).mappings()]
 
 
+def created_before(conn: sa.Connection, cutoff: datetime) -> list[BuildRequest]:
+    """Build requests older than ``cutoff``, oldest first (the conductor's orphan sweep)."""
+    query = sa.select(_B).where(_B.c.created_at < cutoff).order_by(_B.c.created_at, _B.c.id)
+    return [_build_request(row) for row in conn.execute(query).mappings()]
+
+
 def count_usage(
     conn: sa.Connection, project_id: str, user_id: str | None = None
 ) -> tuple[dict[str, int], dict[str, int]]:

@@ -112,6 +112,12 @@ def get(conn: sa.Connection, instance_uuid: str) -> InstanceMapping:
     return _mapping(row)
 
 
+def find(conn: sa.Connection, instance_uuid: str) -> InstanceMapping | None:
+    """The mapping, or None if there is none (the server was deleted before scheduling)."""
+    row = conn.execute(_GET_SQL, {"uuid": instance_uuid}).mappings().first()
+    return None if row is None else _mapping(row)
+
+
 def get_many(conn: sa.Connection, instance_uuids: Sequence[str]) -> dict[str, InstanceMapping]:
     """Mappings of several instances by uuid (missing ones left out)."""
     if not instance_uuids:

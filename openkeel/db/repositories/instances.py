@@ -179,6 +179,19 @@ def exists(conn: sa.Connection, uuid: str) -> bool:
     return conn.execute(query).first() is not None
 
 
+def uuids_in_states(
+    conn: sa.Connection, vm_states: Sequence[str], created_before: Any
+) -> list[str]:
+    """Uuids of live instances in one of ``vm_states`` created before ``created_before``
+    (the conductor's sweep for rows whose build no role owns any more)."""
+    query = sa.select(INST.c.uuid).where(
+        INST.c.deleted == 0,
+        INST.c.vm_state.in_(list(vm_states)),
+        INST.c.created_at < created_before,
+    )
+    return list(conn.execute(query).scalars())
+
+
 def _expected_list(value: ExpectedState) -> list[str | None]:
     if value is None or isinstance(value, str):
         return [value]

@@ -8,7 +8,7 @@ Called by ``openkeel.api.usecases.servers.gathering``.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import sqlalchemy as sa
 
@@ -109,3 +109,10 @@ def add_group_members(conn: sa.Connection, group_uuid: str, uuids: Iterable[str]
         sa.insert(members),
         [{"group_id": group_id, "instance_uuid": uuid, "created_at": utcnow()} for uuid in uuids],
     )
+
+
+def remove_group_members(conn: sa.Connection, uuids: Sequence[str]) -> None:
+    """Take servers out of every server group (a build withdrawn or deleted before it ran)."""
+    if uuids:
+        members = api_tables.instance_group_member
+        conn.execute(sa.delete(members).where(members.c.instance_uuid.in_(list(uuids))))

@@ -7,12 +7,15 @@ Called by the servers create handler with a ``CreateServers`` command.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import secrets
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+import sqlalchemy as sa
 
 from openkeel.api.context import RequestContext
 from openkeel.api.usecases.quotas import QuotaEngine
@@ -32,8 +35,9 @@ from openkeel.db.repositories import (
     request_specs,
     server_extras,
 )
-from openkeel.domain.errors import Invalid
+from openkeel.domain.errors import Invalid, ServiceUnavailable
 from openkeel.domain.flavors import Flavor, Viewer
+from openkeel.domain.instances import BuildRequestNotFound, RequestSpecNotFound
 from openkeel.network.adapter import RequestedNetwork
 from openkeel.network.factory import get_network_adapter
 from openkeel.rpc.message import CallContext
@@ -225,6 +229,29 @@ class ServerCreator:
             networks = [{"network_id": cmd.networks, "port_id": None, "address": None, "tag": None}]
         else:
             networks = [n.to_primitive() for n in cmd.networks]
+        try:
+            self._send(conductor, cmd, instances, stored, specs, booted, password, networks)
+        except Exception as exc:
+            # Nothing will ever take these build requests: withdraw them (and the quota they
+            # hold) rather than leave the servers in BUILD. If even that fails, the conductor's
+            # orphan sweep settles them later.
+            withdraw_build_requests(self._services.api_db, [i.uuid for i in instances])
+            raise ServiceUnavailable(
+                "The build request could not be handed to the conductor "
+                f"({type(exc).__name__}: {exc}); no server was created. Retry later."
+            ) from exc
+
+    def _send(
+        self,
+        conductor: Any,
+        cmd: CreateServers,
+        instances: list[Any],
+        stored: list[dict[str, Any]],
+        specs: list[dict[str, Any]],
+        booted: Image | None,
+        password: str,
+        networks: list[Mapping[str, Any]] | None,
+    ) -> None:
         conductor.schedule_and_build_instances(
             call_context(self._context),
             build_requests=[
@@ -239,6 +266,25 @@ class ServerCreator:
             block_device_mapping=[dict(b) for b in cmd.block_device_mappings],
             tags=list(cmd.tags),
         )
+
+
+def withdraw_build_requests(api_db: sa.Engine, uuids: list[str]) -> list[str]:
+    """Drop the build requests of servers not yet scheduled (with their request specs,
+    mappings and group memberships) in one transaction; the uuids that had one. A build
+    request already gone was taken by the conductor (or settled by its sweep)."""
+    withdrawn = []
+    with api_db.begin() as conn:
+        for uuid in uuids:
+            try:
+                build_requests.delete(conn, uuid)
+            except BuildRequestNotFound:
+                continue
+            with contextlib.suppress(RequestSpecNotFound):
+                request_specs.delete(conn, uuid)
+            instance_mappings.delete(conn, uuid)
+            withdrawn.append(uuid)
+        server_extras.remove_group_members(conn, withdrawn)
+    return withdrawn
 
 
 def _image_meta(found: Image | None) -> dict[str, Any]:

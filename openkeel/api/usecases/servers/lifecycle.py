@@ -6,30 +6,25 @@ Called by the servers update/delete and action handlers after ``find_server``.
 
 from __future__ import annotations
 
-import contextlib
 from datetime import UTC, datetime
 from typing import Any
 
 from openkeel.api.context import RequestContext
 from openkeel.api.usecases.quotas import QuotaEngine
-from openkeel.api.usecases.servers.create import call_context
+from openkeel.api.usecases.servers.create import call_context, withdraw_build_requests
 from openkeel.api.usecases.servers.create_quota import claim_instances
 from openkeel.api.usecases.servers.lookup import FoundServer, find_server
 from openkeel.db.repositories import (
-    build_requests,
     instance_actions,
     instance_mappings,
     instances,
-    request_specs,
     server_extras,
 )
 from openkeel.domain.errors import Conflict
 from openkeel.domain.flavors import Flavor
 from openkeel.domain.instances import (
-    BuildRequestNotFound,
     Instance,
     InstanceUpdate,
-    RequestSpecNotFound,
 )
 from openkeel.domain.states import TaskState, VmState, ensure_action_allowed
 
@@ -166,15 +161,7 @@ class ServerLifecycle:
 
     def _delete_build_request(self, inst: Instance) -> bool:
         """Drop a not-yet-scheduled build; False when conductor already took it."""
-        with self._services.api_db.begin() as api:
-            try:
-                build_requests.delete(api, inst.uuid)
-            except BuildRequestNotFound:
-                return False
-            with contextlib.suppress(RequestSpecNotFound):
-                request_specs.delete(api, inst.uuid)
-            instance_mappings.delete(api, inst.uuid)
-        return True
+        return bool(withdraw_build_requests(self._services.api_db, [inst.uuid]))
 
     def _local_delete(self, found: FoundServer) -> None:
         """Delete a server no compute host holds (never scheduled, or its host is down)."""
