@@ -9,6 +9,7 @@ else as ``RemoteError``.
 from __future__ import annotations
 
 import inspect
+import re
 from types import ModuleType
 
 from openkeel.domain import errors as domain_errors
@@ -23,12 +24,32 @@ class MessagingTimeout(MessagingError):
 
 
 class RemoteError(MessagingError):
-    """The remote endpoint raised an exception of a class this side does not know."""
+    """The remote endpoint raised an exception of a class this side does not know.
 
-    def __init__(self, exc_type: str, value: str) -> None:
+    ``message`` (what an instance fault shows, see ``compute.records.fault_fields``) names the
+    remote class and the first line of its message, credentials in URLs masked: "OperationalError:
+    (sqlite3.OperationalError) attempt to write a readonly database". Nova records only the word
+    "RemoteError" there, which tells nobody what failed; the full remote text (SQL statement
+    included) stays in ``value`` and in the fault's details, which only admins see.
+    ``cls_path`` is the remote class path, so a RemoteError passed on over RPC arrives unchanged.
+    """
+
+    def __init__(self, exc_type: str, value: str, cls_path: str | None = None) -> None:
         super().__init__(f"Remote error: {exc_type} {value}")
         self.exc_type = exc_type
         self.value = value
+        self.cls_path = cls_path or exc_type
+        self.message = remote_summary(exc_type, value)
+
+
+_CREDENTIALS = re.compile(r"(://[^/\s:@]+):[^/\s@]+@")
+
+
+def remote_summary(exc_type: str, value: str) -> str:
+    """``"<class>: <first line of value>"`` with URL passwords masked (``<class>`` if empty)."""
+    first = next((line.strip() for line in value.splitlines() if line.strip()), "")
+    first = _CREDENTIALS.sub(r"\1:***@", first)
+    return f"{exc_type}: {first}" if first else exc_type
 
 
 class UnsupportedVersion(MessagingError):
@@ -76,7 +97,7 @@ def rebuild(path: str, message: str) -> BaseException:
     """
     cls = _REGISTRY.get(path)
     if cls is None:
-        return RemoteError(path.rsplit(".", 1)[-1], message)
+        return RemoteError(path.rsplit(".", 1)[-1], message, path)
     exc = cls.__new__(cls)
     BaseException.__init__(exc, message)
     if isinstance(exc, domain_errors.ComputeError):

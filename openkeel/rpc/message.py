@@ -133,7 +133,9 @@ def to_primitive(value: object) -> Primitive:
 
 
 def describe(exc: BaseException) -> Failure:
-    """Wire form of ``exc``."""
+    """Wire form of ``exc``; a ``RemoteError`` passed on travels as the original failure."""
+    if isinstance(exc, errors.RemoteError):
+        return {"cls": exc.cls_path, "message": exc.value}
     message = getattr(exc, "message", None)
     return {"cls": errors.class_path(type(exc)), "message": str(message or exc)}
 
