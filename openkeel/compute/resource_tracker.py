@@ -3,8 +3,10 @@
 ``ResourceTracker.update_available_resource()`` (at service start and periodically) asks the
 driver for each node's totals and inventory, adds the usage of the instances on the node (cell
 DB), writes the ``compute_nodes`` row and makes the Placement provider (uuid = compute node
-uuid) carry the same inventories and traits. Allocation ratios and reserved amounts come from
-Nova's ``[DEFAULT]`` options (``*_allocation_ratio`` falling back to ``initial_*``).
+uuid) carry the same inventories and traits (resource classes with a total of 0 left out).
+Allocation ratios and reserved amounts come from Nova's ``[DEFAULT]`` options
+(``*_allocation_ratio`` falling back to ``initial_*``). One node failing never stops the audit of
+the others nor the service: it is logged and retried by the next audit.
 """
 
 from __future__ import annotations
@@ -73,16 +75,29 @@ class ResourceTracker:
         self.nodes: dict[str, NodeState] = {}
 
     def update_available_resource(self, service_id: int | None = None) -> list[NodeState]:
-        """Audit every node of the driver (Nova's periodic ``update_available_resource``)."""
+        """Audit every node of the driver (Nova's periodic ``update_available_resource``).
+
+        A node that fails (Placement refusing its inventory, the driver failing to describe
+        it) is logged and left for the next audit; the other nodes and the service go on, as
+        in Nova's ``_update_available_resource_for_node``. Returns the nodes fully reported.
+        """
         policy = inventory_policy(self.conf)
         states = []
         for nodename in self.driver.get_available_nodes(refresh=True):
-            resources = self.driver.get_available_resource(nodename)
-            state = self._save_node(resources, policy, service_id)
-            self._report_to_placement(state, self.driver.get_inventory(nodename, policy))
-            self.nodes[nodename] = state
-            states.append(state)
+            try:
+                states.append(self._update_node(nodename, policy, service_id))
+            except Exception:
+                LOG.exception("Error updating resources for node %s; next audit retries", nodename)
         return states
+
+    def _update_node(
+        self, nodename: str, policy: InventoryPolicy, service_id: int | None
+    ) -> NodeState:
+        resources = self.driver.get_available_resource(nodename)
+        state = self._save_node(resources, policy, service_id)
+        self.nodes[nodename] = state
+        self._report_to_placement(state, self.driver.get_inventory(nodename, policy))
+        return state
 
     def provider_uuids(self) -> list[str]:
         """Placement providers of this host's nodes (known after the first update)."""
@@ -146,6 +161,9 @@ class ResourceTracker:
                 allocation_ratio=inv.allocation_ratio,
             )
             for rc, inv in inventory.inventories.items()
+            # Placement refuses a total of 0 (minimum 1); Nova's drivers leave such classes
+            # out (a Kubernetes Node without ephemeral-storage has no DISK_GB to offer).
+            if inv.total > 0
         }
         if self.placement.get_inventories(state.uuid) != wanted:
             self.placement.set_inventories(state.uuid, wanted)

@@ -51,21 +51,31 @@ _ARCHES = {"amd64": "x86_64", "arm64": "aarch64", "ppc64le": "ppc64le", "s390x":
 
 
 def node_capacity(node: JsonObj) -> NodeCapacity:
+    """What ``node`` offers. A quantity the Node does not report is 0 (a Node without
+    ``ephemeral-storage`` offers no DISK_GB; the resource tracker leaves zero totals out)."""
     status = node.get("status", {})
-    alloc = status.get("allocatable") or status.get("capacity") or {}
     conditions = {c.get("type"): c.get("status") for c in status.get("conditions", [])}
     labels = node.get("metadata", {}).get("labels", {})
     return NodeCapacity(
         name=node["metadata"]["name"],
-        vcpus=int(parse_quantity(alloc.get("cpu", "0"))),
-        memory_mb=int(parse_quantity(alloc.get("memory", "0")) // 2**20),
-        disk_gb=int(parse_quantity(alloc.get("ephemeral-storage", "0")) // 2**30),
+        vcpus=int(_quantity(status, "cpu")),
+        memory_mb=int(_quantity(status, "memory") // 2**20),
+        disk_gb=int(_quantity(status, "ephemeral-storage") // 2**30),
         zone=labels.get(ZONE_LABEL),
         ready=conditions.get("Ready", "True") == "True",
         schedulable=not node.get("spec", {}).get("unschedulable", False),
         kernel_version=status.get("nodeInfo", {}).get("kernelVersion", ""),
         architecture=_ARCHES.get(labels.get("kubernetes.io/arch", "amd64"), "x86_64"),
     )
+
+
+def _quantity(status: JsonObj, name: str) -> Decimal:
+    """``status.allocatable[name]``, else ``status.capacity[name]``, else 0."""
+    for source in ("allocatable", "capacity"):
+        value = (status.get(source) or {}).get(name)
+        if value is not None:
+            return parse_quantity(value)
+    return Decimal(0)
 
 
 def availability_zones(client: KubeClient) -> dict[str, str | None]:
