@@ -207,8 +207,6 @@ def test_show_delete_errors_and_policies(api: ApiClient) -> None:
     )
     gid = _create(api, {"name": "g", "policies": ["affinity"]}).json()["server_group"]["id"]
     for resp, rule in (
-        (api.get(f"{SG}/{gid}", token="u2:p2"), "show"),
-        (api.delete(f"{SG}/{gid}", token="u2:p2"), "delete"),
         (api.delete(f"{SG}/{gid}", token=USER, headers={"X-Roles": "reader"}), "delete"),
         (api.post(SG, json={"server_group": {"name": "g", "policies": ["affinity"]}}, token=USER,
                   headers={"X-Roles": "reader"}), "create"),
@@ -221,3 +219,14 @@ def test_show_delete_errors_and_policies(api: ApiClient) -> None:
     assert api.get(f"{SG}/{gid}", token="admin:admin").status_code == 200
     assert api.get(f"{SG}/{gid}", token=USER, headers={"X-Roles": "reader"}).status_code == 200
     assert api.delete(f"{SG}/{gid}", token="admin:admin").status_code == 204
+
+
+def test_other_projects_group_is_not_found(api: ApiClient) -> None:
+    gid = _create(api, {"name": "g", "policies": ["affinity"]}).json()["server_group"]["id"]
+    message = f"Instance group {gid} could not be found."
+    for roles in ("member,reader", "reader"):
+        hdrs = {"X-Roles": roles}
+        _error(api.get(f"{SG}/{gid}", token="eve:p2", headers=hdrs), 404, message)
+        _error(api.delete(f"{SG}/{gid}", token="eve:p2", headers=hdrs), 404, message)
+    assert api.get(f"{SG}/{gid}", token=USER).status_code == 200
+    assert api.get(f"{SG}/{gid}", token="admin:admin").status_code == 200

@@ -272,3 +272,23 @@ def test_forced_host_zone_rules(ready: ApiClient, services: ApiServices) -> None
     with services.api_db.connect() as conn:
         spec = request_specs.get(conn, resp.json()["server"]["id"])
     assert spec.availability_zone is None  # the host's own zone applies, as in Nova
+
+
+def test_other_projects_group_is_not_found(ready: ApiClient) -> None:
+    body = {"server_group": {"name": "g", "policies": ["anti-affinity"]}}
+    theirs = ready.post("/v2.1/os-server-groups", json=body, token="alice:other").json()
+    gid = theirs["server_group"]["id"]
+    resp = _post(ready, {}, **{"os:scheduler_hints": {"group": gid}})
+    _error(resp, 400, f"Instance group {gid} could not be found.")
+    shown = ready.get(f"/v2.1/os-server-groups/{gid}", token="alice:other").json()
+    assert shown["server_group"]["members"] == []
+    # An admin may place a server into any project's group, as in Nova.
+    admin = ready.post(
+        "/v2.1/servers",
+        json={
+            "server": {"name": "vm", "imageRef": IMAGE, "flavorRef": "1"},
+            "os:scheduler_hints": {"group": gid},
+        },
+        token=ADMIN,
+    )
+    assert admin.status_code == 202, admin.text

@@ -115,7 +115,9 @@ class ServerGroupService:
                 )
 
     def _find(self, group_uuid: str) -> ServerGroup:
-        group = self._repo.get(group_uuid)
+        """The group; another project's is not found for a non-admin, as in Nova."""
+        ctx = self._context
+        group = self._repo.get(group_uuid, None if ctx.is_admin else (ctx.project_id or ""))
         if group is None:
             raise self._missing(group_uuid)
         return group

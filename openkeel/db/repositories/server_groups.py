@@ -50,10 +50,14 @@ class ServerGroupRepository:
         rules = None if legacy_policy else json.dumps(group.rules)
         conn.execute(sa.insert(_POLICY).values(group_id=key[0], policy=group.policy, rules=rules))
 
-    def get(self, uuid: str) -> ServerGroup | None:
-        """The group with this uuid, or None."""
+    def get(self, uuid: str, project_id: str | None = None) -> ServerGroup | None:
+        """The group with this uuid, or None; with ``project_id``, only a group of that project
+        (another project's group is as absent as a random uuid, as in Nova for non-admins)."""
+        where = _GROUPS.c.uuid == uuid
+        if project_id is not None:
+            where = sa.and_(where, _GROUPS.c.project_id == project_id)
         with self._engine.connect() as conn:
-            found = self._load(conn, _GROUPS.c.uuid == uuid)
+            found = self._load(conn, where)
         return found[0] if found else None
 
     def list_groups(self, project_id: str | None) -> list[ServerGroup]:

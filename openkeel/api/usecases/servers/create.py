@@ -123,7 +123,7 @@ class ServerCreator:
         engine = QuotaEngine(self._services)
         checks.limits(engine, str(ctx.project_id), cmd.metadata, cmd.personality)
         checks.zero_disk(ctx, chosen, not cmd.image_ref, self._target(placement.zone))
-        group = checks.server_group(self._services, cmd.scheduler_hints)
+        group = checks.server_group(self._services, viewer, cmd.scheduler_hints)
         password = cmd.admin_pass or generate_password(int(self._conf.password_length))
         reservation_id = f"r-{secrets.token_hex(4)}"
         return self._record_and_cast(

@@ -110,13 +110,15 @@ def parse_availability_zone(
     return zone or default_zone, host or None, node or None
 
 
-def server_group(services: Any, hints: Mapping[str, Any]) -> ServerGroup | None:
-    """The group of the ``group`` hint: 400 when it does not exist."""
+def server_group(services: Any, viewer: Viewer, hints: Mapping[str, Any]) -> ServerGroup | None:
+    """The group of the ``group`` hint: 400 when it does not exist or, for a non-admin, belongs
+    to another project (Nova's project-scoped ``InstanceGroup.get_by_uuid``)."""
     raw = hints.get("group")
     if not raw:
         return None
     group_uuid = raw[0] if isinstance(raw, list) else raw
-    found = ServerGroupRepository(services.api_db).get(group_uuid)
+    scope = None if viewer.is_admin else (viewer.project_id or "")
+    found = ServerGroupRepository(services.api_db).get(group_uuid, scope)
     if found is None:
         raise Invalid(f"Instance group {group_uuid} could not be found.")
     return found
