@@ -79,7 +79,7 @@ def main() -> int:
         to_vm += [seen[n] - t for n, t in started.items() if n in seen]
         for s in specs:
             driver.destroy(s.ref)
-    watcher.stop(0.1)
+    watcher.stop()
     kube.simulator.stop()
     n = len(to_vm)
     print(f"{n} spawns ({args.rounds} rounds of {args.spawns} concurrent)")

@@ -34,4 +34,7 @@ def compute_hosts(conf: cfg.ConfigOpts) -> list[str]:
     from openkeel.virt.kubevirt.nodes import availability_zones
 
     client = KubeClient(KubeConfig.load(conf.kubevirt.kubeconfig))
-    return sorted(availability_zones(client))
+    try:
+        return sorted(availability_zones(client))
+    finally:
+        client.close()

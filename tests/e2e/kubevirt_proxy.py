@@ -7,11 +7,17 @@ answers ``PUT /apis/subresources.kubevirt.io/v1/namespaces/{ns}/{kind}/{name}/{a
 to the real API server with the real credentials (watches stream through chunk by chunk).
 Node lists are narrowed to the test's nodes so a process that runs one compute host per node
 (the all-in-one) sees only those. Used by tests/e2e/test_kubevirt_cli.py.
+
+``stop()`` leaves nothing behind: it shuts down (never closes) the client connections and the
+upstream streams its handler threads are reading, joins those threads, and only then closes the
+upstream pool. Closing a socket another thread still reads lets that thread read whatever gets
+the descriptor number next (see openkeel.virt.kubevirt.client).
 """
 
 from __future__ import annotations
 
 import re
+import socket
 import ssl
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -23,6 +29,7 @@ import orjson
 
 from openkeel.virt.kubevirt import client as k
 from openkeel.virt.kubevirt.client import JsonObj, KubeConfig
+from tests import leaks
 from tests.virt.kubevirt.simulator import StandInVirtApi
 
 SUBRESOURCE = re.compile(
@@ -63,21 +70,70 @@ class VirtApiProxy:
         self.virt_api = virt_api
         self.node_prefix = node_prefix
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_class(self))
-        self.server.daemon_threads = True
-        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.server.daemon_threads = False  # server_close() joins the handler threads
+        self._thread = threading.Thread(target=self.server.serve_forever, name="virt-api-proxy")
+        self._lock = threading.Lock()
+        self._stopping = False
+        self._connections: set[socket.socket] = set()
+        self._handlers: set[threading.Thread] = set()
+        self._streams: set[httpx.Response] = set()
+        self._owner: leaks.Owner | None = None
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.server.server_address[1]}"
 
     def start(self) -> VirtApiProxy:
+        self._owner = leaks.owned_by("the virt-api proxy", self._sockets, self._threads)
         self._thread.start()
         return self
 
+    def _sockets(self) -> list[socket.socket]:
+        with self._lock:
+            return [*self._connections, *leaks.httpx_sockets(self.upstream)]
+
+    def _threads(self) -> list[threading.Thread]:
+        with self._lock:
+            return list(self._handlers)
+
     def stop(self) -> None:
+        """Stop accepting, wake every handler thread, join them, then close the upstream."""
         self.server.shutdown()
+        self._thread.join()
+        with self._lock:
+            self._stopping = True
+            for conn in self._connections:
+                k.shutdown_socket(conn)
+            for resp in self._streams:
+                k.shutdown_socket(k.socket_of(resp))
         self.server.server_close()
         self.upstream.close()
+        if self._owner is not None:
+            leaks.released(self._owner)
+
+    def add_connection(self, conn: socket.socket) -> None:
+        with self._lock:
+            self._connections.add(conn)
+            self._handlers.add(threading.current_thread())
+            if self._stopping:
+                k.shutdown_socket(conn)
+
+    def drop_connection(self, conn: socket.socket) -> None:
+        with self._lock:
+            self._connections.discard(conn)
+            self._handlers.discard(threading.current_thread())
+
+    def add_stream(self, resp: httpx.Response) -> None:
+        with self._lock:
+            self._streams.add(resp)
+            if self._stopping:
+                k.shutdown_socket(k.socket_of(resp))
+
+    def close_stream(self, resp: httpx.Response) -> None:
+        """Close an upstream response under the lock stop() shuts sockets down with."""
+        with self._lock:
+            self._streams.discard(resp)
+            resp.close()
 
     def kubeconfig(self, path: Path) -> Path:
         doc = {
@@ -136,6 +192,14 @@ def _handler_class(proxy: VirtApiProxy) -> type[BaseHTTPRequestHandler]:
         def log_message(self, format: str, *args: object) -> None:
             return  # quiet: pytest shows failures, not traffic
 
+        def setup(self) -> None:
+            super().setup()
+            proxy.add_connection(self.connection)
+
+        def finish(self) -> None:
+            proxy.drop_connection(self.connection)
+            super().finish()
+
         def _body(self) -> bytes:
             length = int(self.headers.get("Content-Length") or 0)
             return self.rfile.read(length) if length else b""
@@ -166,6 +230,7 @@ def _handler_class(proxy: VirtApiProxy) -> type[BaseHTTPRequestHandler]:
             except httpx.HTTPError as exc:
                 self._answer(502, status_body(502, "BadGateway", str(exc)))
                 return
+            proxy.add_stream(resp)
             try:
                 if "watch" in parse_qs(split.query) and resp.status_code < 400:
                     self._stream(resp)
@@ -173,7 +238,7 @@ def _handler_class(proxy: VirtApiProxy) -> type[BaseHTTPRequestHandler]:
                     content = proxy.only_test_nodes(split.path, split.query, resp.read())
                     self._answer(resp.status_code, content, resp.headers.get("Content-Type", ""))
             finally:
-                resp.close()
+                proxy.close_stream(resp)
 
         def _stream(self, resp: httpx.Response) -> None:
             self.send_response(resp.status_code)

@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 import pytest
 
 from openkeel.virt.kubevirt import client as k
+from tests import leaks
 from tests.e2e.conftest import RunningCloud, all_in_one
 from tests.e2e.kubevirt_proxy import VirtApiProxy
 from tests.e2e.test_openstack_cli import osc
@@ -128,7 +129,9 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KubeCloud]:
     nodes = {f"{prefix}node-a": "az-e2e-a", f"{prefix}node-b": "az-e2e-b"}
     for name, zone in nodes.items():
         kube_env.ensure_node(client, name, cpu="8", memory="32Gi", zone=zone)
-    simulator = Simulator(client, prefix).start()
+    simulator = Simulator(client, prefix)
+    owner = leaks.owned_by("the module's kube client", leaks.kube_client_sockets(client))
+    simulator.start()
     virt_api = StandInVirtApi(client)
     proxy = VirtApiProxy(client.config, virt_api, node_prefix=prefix).start()
     data_dir = tmp_path_factory.mktemp("aio-kubevirt")
@@ -144,6 +147,7 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KubeCloud]:
         proxy.stop()
         leftovers = _clean_up(client, f"{prefix}{PROJECT}", nodes)
         client.close()
+        leaks.released(owner)
     assert not simulator.errors, simulator.errors
     assert not leftovers, f"objects left behind by the servers: {leftovers}"
 

@@ -17,6 +17,7 @@ import pytest
 
 from openkeel.virt.kubevirt import client as k
 from openkeel.virt.kubevirt.virtapi import HttpVirtApi
+from tests import leaks
 from tests.e2e.kubevirt_proxy import VirtApiProxy
 from tests.virt.kubevirt import kube_env
 from tests.virt.kubevirt.simulator import StandInVirtApi
@@ -42,12 +43,18 @@ def proxied(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proxied]:
     proxy = VirtApiProxy(real.config, virt_api, node_prefix=prefix).start()
     path = proxy.kubeconfig(Path(tmp_path_factory.mktemp("proxy")) / "kubeconfig")
     via_proxy = k.KubeClient(k.KubeConfig.load(str(path)), timeout=10.0)
+    clients = [
+        leaks.owned_by("the module's kube clients", leaks.kube_client_sockets(c))
+        for c in (real, via_proxy)
+    ]
     try:
         yield Proxied(real, via_proxy, virt_api, prefix)
     finally:
         via_proxy.close()
         proxy.stop()
         real.close()
+        for owner in clients:
+            leaks.released(owner)
 
 
 def test_kubeconfig_points_at_plain_http_without_credentials(proxied: Proxied) -> None:

@@ -5,14 +5,26 @@ benchmark). Objects are plain JSON dicts; every resource the driver touches is a
 :class:`Resource` constant here. Errors are :class:`KubeError` subclasses by HTTP status.
 ``update`` is the read-modify-write loop that retries on resourceVersion conflicts.
 See docs/decisions for why this is not the ``kubernetes`` package.
+
+Connections and threads: plain requests share one pool, which lends each connection to one
+request at a time. A watch holds a connection of its own (:class:`WatchStream`), opened, read
+and closed by the thread that iterates it; any other thread may only ``abort()`` it, which shuts
+the socket down (the reader sees end of stream) without freeing its file descriptor. A socket's
+descriptor is only ever closed by its owner, so no thread can find its descriptor number reused
+by another socket or file under it. ``close()`` is idempotent and ordered: it refuses new
+requests, aborts the watches, waits for requests in flight and only then closes the pool.
 """
 
 from __future__ import annotations
 
 import builtins
+import contextlib
 import copy
+import logging
 import os
+import socket
 import ssl
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -22,6 +34,8 @@ from typing import Any
 import httpx
 import orjson
 import yaml
+
+LOG = logging.getLogger(__name__)
 
 JsonObj = dict[str, Any]
 Mutator = Callable[[JsonObj], bool | None]
@@ -95,6 +109,13 @@ class GoneError(KubeError):
     """410: the resourceVersion asked for is too old (watch must relist)."""
 
 
+class ClosedError(KubeError):
+    """The client was closed: no new requests or watches."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__(0, "Closed", f"{what}: the Kubernetes client is closed")
+
+
 def error_from(status: int, body: bytes) -> KubeError:
     try:
         data = orjson.loads(body)
@@ -160,31 +181,159 @@ def _relative(base: Path, value: str | None) -> str | None:
 
 
 _IDEMPOTENT = frozenset({"GET", "PUT", "DELETE", "HEAD"})
+CLOSE_TIMEOUT = 10.0  # how long close() waits for requests in flight and watches
+
+
+def shutdown_socket(sock: socket.socket | None) -> None:
+    """Wake any thread blocked on ``sock`` (it reads end of stream) without closing it: the
+    descriptor stays the owner's until it closes it, so it cannot be reused meanwhile. Only
+    the TCP level is touched (no TLS state is shared with the reading thread)."""
+    if sock is None:
+        return
+    with contextlib.suppress(OSError):  # already closed or not connected
+        socket.socket.shutdown(sock, socket.SHUT_RDWR)
+
+
+class WatchStream:
+    """One watch's own connection and response: iterate it (in one thread) for the events;
+    ``abort()`` from any thread ends the iteration promptly. Made by KubeClient.watch."""
+
+    def __init__(self, http: httpx.Client) -> None:
+        self._http = http
+        self._lock = threading.Lock()
+        self._resp: httpx.Response | None = None
+        self._aborted = False
+        self._closed = False
+
+    @property
+    def aborted(self) -> bool:
+        return self._aborted
+
+    def open(self, path: str, params: dict[str, str], timeout: httpx.Timeout) -> httpx.Response:
+        """Send the watch request; the response (headers read) is what gets iterated."""
+        request = self._http.build_request("GET", path, params=params, timeout=timeout)
+        try:
+            resp = self._http.send(request, stream=True)
+        except httpx.HTTPError as exc:
+            raise KubeError(0, "Unreachable", f"watch {path}: {exc}") from exc
+        self._attach(resp)
+        return resp
+
+    def _attach(self, resp: httpx.Response) -> None:
+        """The response being read (its socket is what abort shuts down)."""
+        with self._lock:
+            self._resp = resp
+            if self._aborted:
+                shutdown_socket(socket_of(resp))
+
+    def abort(self) -> None:
+        """End the stream from any thread; the owner's iteration stops at once."""
+        with self._lock:
+            self._aborted = True
+            if self._resp is not None and not self._closed:
+                shutdown_socket(socket_of(self._resp))
+
+    def close(self) -> None:
+        """Close response and connection (the owning thread, under the lock abort takes, so
+        abort never touches a descriptor number after it was freed)."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            try:
+                if self._resp is not None:
+                    self._resp.close()
+            finally:
+                self._http.close()
+
+    def __iter__(self) -> Iterator[JsonObj]:
+        if self._resp is None:
+            return iter(())
+        return _events(self._resp, self)
+
+
+def socket_of(resp: httpx.Response) -> socket.socket | None:
+    """The socket a streamed response is read from (None once its connection is gone)."""
+    stream = resp.extensions.get("network_stream")
+    found = stream.get_extra_info("socket") if stream is not None else None
+    return found if isinstance(found, socket.socket) else None
 
 
 class KubeClient:
-    """Thread-safe (httpx connection pool) JSON client of one API server."""
+    """Thread-safe JSON client of one API server (see the module docstring on connections)."""
 
     def __init__(self, config: KubeConfig, timeout: float = 30.0) -> None:
         self.config = config
+        self.timeout = timeout
         verify: ssl.SSLContext | bool = True
         if config.ca_file:
             verify = ssl.create_default_context(cafile=config.ca_file)
         if config.cert_file and config.key_file and isinstance(verify, ssl.SSLContext):
             verify.load_cert_chain(config.cert_file, config.key_file)
-        headers = {"Accept": "application/json"}
+        self._verify = verify
+        self._headers = {"Accept": "application/json"}
         if config.token:
-            headers["Authorization"] = f"Bearer {config.token}"
-        self._http = httpx.Client(
-            base_url=config.server,
-            verify=verify,
-            headers=headers,
-            timeout=timeout,
-            limits=httpx.Limits(max_connections=64, max_keepalive_connections=32),
+            self._headers["Authorization"] = f"Bearer {config.token}"
+        self._http = self._new_http(httpx.Limits(max_connections=64, max_keepalive_connections=32))
+        self._cond = threading.Condition()
+        self._busy = 0
+        self._closed = False
+        self._pool_closed = False
+        self._watches: set[WatchStream] = set()
+
+    def _new_http(self, limits: httpx.Limits) -> httpx.Client:
+        return httpx.Client(
+            base_url=self.config.server,
+            verify=self._verify,
+            headers=self._headers,
+            timeout=self.timeout,
+            limits=limits,
         )
 
-    def close(self) -> None:
-        self._http.close()
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def close(self, timeout: float = CLOSE_TIMEOUT) -> None:
+        """Refuse new requests, abort the watches, wait (bounded) for requests in flight and
+        the watches to end, then close the pool. Idempotent. Should a request still be in
+        flight after ``timeout``, the pool is closed by that request when it finishes, never
+        under it."""
+        with self._cond:
+            self._closed = True
+            watches = list(self._watches)
+        for stream in watches:
+            stream.abort()
+        with self._cond:
+            if not self._cond.wait_for(lambda: self._busy == 0 and not self._watches, timeout):
+                LOG.error(
+                    "Kubernetes client of %s closed with %d requests and %d watches still "
+                    "running; the last one closes the pool",
+                    self.config.server,
+                    self._busy,
+                    len(self._watches),
+                )
+            self._close_pool_if_idle()
+
+    def _close_pool_if_idle(self) -> None:
+        """With the lock held: close the shared pool once closed and nobody uses it."""
+        if self._closed and self._busy == 0 and not self._pool_closed:
+            self._pool_closed = True
+            self._http.close()
+
+    @contextmanager
+    def _in_use(self, what: str) -> Iterator[None]:
+        with self._cond:
+            if self._closed:
+                raise ClosedError(what)
+            self._busy += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._busy -= 1
+                self._close_pool_if_idle()
+                self._cond.notify_all()
 
     # --- plumbing ----------------------------------------------------------------------------
 
@@ -198,20 +347,8 @@ class KubeClient:
     ) -> JsonObj:
         content = None if body is None else orjson.dumps(body)
         headers = {"Content-Type": content_type} if content is not None else None
-        attempts = 2 if method in _IDEMPOTENT else 1
-        for attempt in range(attempts):
-            try:
-                resp = self._http.request(
-                    method, path, content=content, params=params, headers=headers
-                )
-                break
-            except (httpx.ReadError, httpx.RemoteProtocolError) as exc:
-                # A kept-alive connection the server (or a TLS hiccup) broke: a fresh
-                # connection usually works; only requests safe to repeat are repeated.
-                if attempt + 1 == attempts:
-                    raise KubeError(0, "Unreachable", f"{method} {path}: {exc}") from exc
-            except httpx.HTTPError as exc:
-                raise KubeError(0, "Unreachable", f"{method} {path}: {exc}") from exc
+        with self._in_use(f"{method} {path}"):
+            resp = self._send(method, path, content, params, headers)
         if resp.status_code >= 400:
             raise error_from(resp.status_code, resp.content)
         if not resp.content:
@@ -219,10 +356,34 @@ class KubeClient:
         result: JsonObj = orjson.loads(resp.content)
         return result
 
+    def _send(
+        self,
+        method: str,
+        path: str,
+        content: bytes | None,
+        params: dict[str, str] | None,
+        headers: dict[str, str] | None,
+    ) -> httpx.Response:
+        attempts = 2 if method in _IDEMPOTENT else 1
+        for attempt in range(attempts):
+            try:
+                return self._http.request(
+                    method, path, content=content, params=params, headers=headers
+                )
+            except (httpx.ReadError, httpx.RemoteProtocolError) as exc:
+                # A kept-alive connection the server (or a TLS hiccup) broke: a fresh
+                # connection usually works; only requests safe to repeat are repeated.
+                if attempt + 1 == attempts:
+                    raise KubeError(0, "Unreachable", f"{method} {path}: {exc}") from exc
+            except httpx.HTTPError as exc:
+                raise KubeError(0, "Unreachable", f"{method} {path}: {exc}") from exc
+        raise AssertionError("unreachable")  # pragma: no cover
+
     def get_text(self, path: str, params: dict[str, str] | None = None) -> str | None:
         """A plain-text GET (pod logs); None when the server answers an error."""
         try:
-            resp = self._http.get(path, params=params, headers={"Accept": "*/*"})
+            with self._in_use(f"GET {path}"):
+                resp = self._http.get(path, params=params, headers={"Accept": "*/*"})
         except httpx.HTTPError as exc:
             raise KubeError(0, "Unreachable", f"GET {path}: {exc}") from exc
         return resp.text if resp.status_code == 200 else None
@@ -230,8 +391,9 @@ class KubeClient:
     def ready(self) -> bool:
         """True if the server answers /readyz."""
         try:
-            return self._http.get("/readyz", timeout=3.0).status_code == 200
-        except httpx.HTTPError:
+            with self._in_use("GET /readyz"):
+                return self._http.get("/readyz", timeout=3.0).status_code == 200
+        except (httpx.HTTPError, ClosedError):
             return False
 
     # --- CRUD --------------------------------------------------------------------------------
@@ -343,9 +505,10 @@ class KubeClient:
         namespace: str | None = None,
         label_selector: str | None = None,
         timeout_seconds: int = 300,
-    ) -> Iterator[Iterator[JsonObj]]:
+    ) -> Iterator[WatchStream]:
         """Stream watch events from ``resource_version`` (with bookmarks) until the server
-        ends the stream; a 410 comes as GoneError (HTTP status or ERROR event)."""
+        ends the stream or the stream is aborted, on a connection of its own that is closed
+        when the block ends; a 410 comes as GoneError (HTTP status or ERROR event)."""
         params = {
             "watch": "true",
             "resourceVersion": resource_version,
@@ -354,20 +517,42 @@ class KubeClient:
         }
         if label_selector:
             params["labelSelector"] = label_selector
-        timeout = httpx.Timeout(10.0, read=timeout_seconds + 30.0)
-        with self._http.stream("GET", res.path(namespace), params=params, timeout=timeout) as resp:
+        path = res.path(namespace)
+        stream = self._open_watch(path)
+        try:
+            timeout = httpx.Timeout(10.0, read=timeout_seconds + 30.0)
+            resp = stream.open(path, params, timeout)
             if resp.status_code >= 400:
                 raise error_from(resp.status_code, resp.read())
-            yield _events(resp)
+            yield stream
+        finally:
+            stream.close()
+            with self._cond:
+                self._watches.discard(stream)
+                self._cond.notify_all()
+
+    def _open_watch(self, path: str) -> WatchStream:
+        limits = httpx.Limits(max_connections=1, max_keepalive_connections=0)
+        with self._cond:
+            if self._closed:
+                raise ClosedError(f"watch {path}")
+            stream = WatchStream(self._new_http(limits))
+            self._watches.add(stream)
+        return stream
 
 
-def _events(resp: httpx.Response) -> Iterator[JsonObj]:
-    for line in resp.iter_lines():
-        if not line.strip():
-            continue
-        event: JsonObj = orjson.loads(line)
-        if event.get("type") == "ERROR":
-            status = event.get("object", {})
-            code = int(status.get("code", 500))
-            raise error_from(code, orjson.dumps(status))
-        yield event
+def _events(resp: httpx.Response, stream: WatchStream) -> Iterator[JsonObj]:
+    try:
+        for line in resp.iter_lines():
+            if not line.strip():
+                continue
+            event: JsonObj = orjson.loads(line)
+            if event.get("type") == "ERROR":
+                status = event.get("object", {})
+                code = int(status.get("code", 500))
+                raise error_from(code, orjson.dumps(status))
+            yield event
+    except httpx.HTTPError as exc:
+        if stream.aborted:
+            return  # ended on purpose (the watcher stops or the client closes)
+        raise KubeError(0, "Unreachable", f"watch {resp.request.url.path}: {exc}") from exc

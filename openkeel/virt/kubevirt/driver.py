@@ -55,15 +55,20 @@ class KubevirtDriver(MigrationMixin, RescueMixin, DevicesMixin):
 
     unsupported = frozenset({"live_migration_force_complete", "set_admin_password", "trigger_crash_dump"})  # fmt: skip
 
-    def __init__(self, client: KubeClient, settings: KubevirtSettings, virt_api: VirtApi, **kw: Any) -> None:  # fmt: skip
+    def __init__(self, client: KubeClient, settings: KubevirtSettings, virt_api: VirtApi, *, owns_client: bool = False, **kw: Any) -> None:  # fmt: skip
         super().__init__(client, settings, virt_api, **kw)
         self._watcher: Watcher | None = None
         self._aborted: set[str] = set()
+        # from_conf's driver made its client (and HTTP virt-api) and closes it at cleanup_host;
+        # a client handed in (tests share one) stays its giver's to close.
+        self._owns_client = owns_client
 
     # --- host ------------------------------------------------------------------------------
 
     def init_host(self, host: str) -> None:
         self.host = host
+        if self.client.closed and self._owns_client:
+            self._reopen_client()
         if not self.client.ready():
             raise errors.TransientDriverError(f"Kubernetes API {self.client.config.server} is not ready.")  # fmt: skip
         if self.watch_events and self._watcher is None:
@@ -72,9 +77,19 @@ class KubevirtDriver(MigrationMixin, RescueMixin, DevicesMixin):
             self._watcher.start()
 
     def cleanup_host(self, host: str) -> None:
+        """Stop and join the VMI watch (it holds its own connection), then close the client
+        if this driver made it: in that order, so no thread reads a socket being closed."""
         if self._watcher is not None:
-            self._watcher.stop()
+            self._watcher.stop()  # logs if it could not join (close() still waits for it)
             self._watcher = None
+        if self._owns_client:
+            self.client.close()
+
+    def _reopen_client(self) -> None:
+        """init_host after cleanup_host: a new client for the same API server."""
+        old, self.client = self.client, KubeClient(self.client.config, self.client.timeout)
+        if isinstance(self.virt_api, HttpVirtApi) and self.virt_api.client is old:
+            self.virt_api.client = self.client
 
     def _on_vmi(self, kind: str, vmi: JsonObj) -> None:
         """VMI watch → lifecycle events (guest powered off by itself, crashed, moved)."""
@@ -283,7 +298,9 @@ def _error(exc: KubeError) -> errors.DriverError:
 def from_conf(conf: Any, virt_api: VirtApi | None = None) -> KubevirtDriver:
     """The driver configured by ``[kubevirt]`` (kubeconfig, namespace scheme...)."""
     client = KubeClient(KubeConfig.load(conf.kubevirt.kubeconfig))
-    return KubevirtDriver(client, settings_from_conf(conf), virt_api or HttpVirtApi(client))
+    return KubevirtDriver(
+        client, settings_from_conf(conf), virt_api or HttpVirtApi(client), owns_client=True
+    )
 
 
 __all__ = ["ANNOTATION_RESIZE", "KubevirtDriver", "from_conf"]

@@ -5,6 +5,9 @@ KubeVirt simulator. One thread per :class:`Watcher`. After a dropped stream it r
 last resourceVersion it saw (bookmarks included); when the server answers 410 Gone it lists
 again and reports objects that vanished meanwhile as DELETED, so the handler never misses a
 final state.
+
+``stop()`` aborts the stream being read (see client.WatchStream) and joins the thread, so a
+stopped watcher has no thread and no connection left; its owner may then close the client.
 """
 
 from __future__ import annotations
@@ -13,7 +16,15 @@ import logging
 import threading
 from collections.abc import Callable
 
-from openkeel.virt.kubevirt.client import GoneError, JsonObj, KubeClient, KubeError, Resource
+from openkeel.virt.kubevirt.client import (
+    ClosedError,
+    GoneError,
+    JsonObj,
+    KubeClient,
+    KubeError,
+    Resource,
+    WatchStream,
+)
 
 LOG = logging.getLogger(__name__)
 
@@ -39,6 +50,7 @@ class Watcher:
         timeout_seconds: int = 300,
         resource_version: str | None = None,
         retry_delay: float = 0.2,
+        name: str | None = None,
     ) -> None:
         self.client = client
         self.res = res
@@ -53,16 +65,35 @@ class Watcher:
         self.synced = threading.Event()
         self._known: dict[tuple[str, str], JsonObj] = {}
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name=f"watch-{res.plural}", daemon=True)
+        self._lock = threading.Lock()
+        self._stream: WatchStream | None = None
+        thread_name = name or f"watch-{res.plural}"
+        self._thread = threading.Thread(target=self._run, name=thread_name, daemon=True)
 
     def start(self) -> Watcher:
         self._thread.start()
         return self
 
-    def stop(self, timeout: float = 5.0) -> None:
-        """Ask the loop to end; it does at the next event or stream end."""
+    @property
+    def running(self) -> bool:
+        return self._thread.is_alive()
+
+    def stop(self, timeout: float = 10.0) -> bool:
+        """End the loop: abort the stream it reads, then join the thread (bounded by
+        ``timeout``: a list or connect in progress finishes first). Idempotent; True once the
+        thread has ended."""
         self._stop.set()
+        with self._lock:
+            stream = self._stream
+        if stream is not None:
+            stream.abort()
+        if self._thread.ident is None or self._thread is threading.current_thread():
+            return not self._thread.is_alive()
         self._thread.join(timeout)
+        if self._thread.is_alive():
+            LOG.error("watch of %s did not stop within %g s", self.res.plural, timeout)
+            return False
+        return True
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -71,6 +102,8 @@ class Watcher:
                     self._relist()
                 self._watch_once()
                 self.resumes += 1
+            except ClosedError:
+                return  # the client's owner closed it: nothing more to watch with
             except GoneError:
                 LOG.info("watch of %s: resourceVersion too old, relisting", self.res.plural)
                 self.resource_version = None
@@ -100,16 +133,27 @@ class Watcher:
         with self.client.watch(
             self.res, version, self.namespace, self.label_selector, self.timeout_seconds
         ) as events:
-            self.synced.set()
-            for event in events:
-                obj = event.get("object", {})
-                rv = obj.get("metadata", {}).get("resourceVersion")
-                if event.get("type") != "BOOKMARK":
-                    self._deliver(str(event.get("type")), obj)
-                if rv:
-                    self.resource_version = rv
-                if self._stop.is_set():
-                    return
+            with self._lock:
+                self._stream = events
+            try:
+                self._read(events)
+            finally:
+                with self._lock:
+                    self._stream = None
+
+    def _read(self, events: WatchStream) -> None:
+        if self._stop.is_set():
+            return  # stop() came while connecting: it could not abort this stream
+        self.synced.set()
+        for event in events:
+            obj = event.get("object", {})
+            rv = obj.get("metadata", {}).get("resourceVersion")
+            if event.get("type") != "BOOKMARK":
+                self._deliver(str(event.get("type")), obj)
+            if rv:
+                self.resource_version = rv
+            if self._stop.is_set():
+                return
 
     def _deliver(self, kind: str, obj: JsonObj) -> None:
         key = _key(obj)

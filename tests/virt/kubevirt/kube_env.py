@@ -4,11 +4,13 @@ Used by tests/virt/kubevirt/test_driver_k8s.py, the driver contract suite's ``ku
 and benchmarks/kubevirt_overhead.py. Start the server with ``bash scripts/start-kube-apiserver.sh``
 (KUBECONFIG defaults to /tmp/k8s-try/kubeconfig). Unreachable: tests skip locally and fail when
 the ``CI`` environment variable is set. One :class:`KubeSession` per process owns a namespace
-prefix and a running :class:`Simulator`.
+prefix and a running :class:`Simulator`; it is stopped (watches joined, then the client
+closed) at exit, and declared to the leak check (tests/leaks.py) as process-wide.
 """
 
 from __future__ import annotations
 
+import atexit
 import itertools
 import os
 import secrets
@@ -20,6 +22,7 @@ import pytest
 from openkeel.virt.kubevirt import client as k
 from openkeel.virt.kubevirt.driver import KubevirtDriver
 from openkeel.virt.kubevirt.manifests.settings import KubevirtSettings
+from tests import leaks
 from tests.virt.kubevirt.simulator import Simulator, StandInVirtApi
 
 KUBECONFIG = os.environ.get("OPENKEEL_TEST_KUBECONFIG", "/tmp/k8s-try/kubeconfig")
@@ -118,6 +121,20 @@ def session() -> KubeSession:
     if client is None:
         unavailable(f"no answer with {KUBECONFIG}")
     prefix = f"okt-{secrets.token_hex(3)}-"
-    simulator = Simulator(client, prefix).start()
+    simulator = Simulator(client, prefix)
+    # Process-wide (one simulator per process: starting it per test would relist four
+    # resources each time); stopped at exit.
+    reason = "the process-wide kube session: client pool and simulator watches"
+    leaks.owned_by(reason, leaks.kube_client_sockets(client), simulator.threads)
+    simulator.start()
     _SESSION.append(KubeSession(client, prefix, simulator, StandInVirtApi(client)))
+    atexit.register(_close_session)
     return _SESSION[0]
+
+
+def _close_session() -> None:
+    """At exit: join the simulator's watches, then close the client they used."""
+    for kube in _SESSION:
+        kube.simulator.stop()
+        kube.client.close()
+    _SESSION.clear()

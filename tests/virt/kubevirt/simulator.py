@@ -156,7 +156,7 @@ class Simulator:
         self.errors: list[str] = []
         self._lock = threading.Lock()
         self.watchers = [
-            Watcher(client, res, self._guard(handler))
+            Watcher(client, res, self._guard(handler), name=f"simulator-watch-{res.plural}")
             for res, handler in (
                 (k.VMS, self.on_vm), (k.VMIS, self.on_vmi),
                 (k.MIGRATIONS, self.on_migration), (k.VM_SNAPSHOTS, self.on_snapshot),
@@ -170,9 +170,14 @@ class Simulator:
             watcher.synced.wait(10)
         return self
 
+    def threads(self) -> list[threading.Thread]:
+        """The watch threads (for the leak check's owner declarations)."""
+        return [w._thread for w in self.watchers]
+
     def stop(self) -> None:
+        """Abort every watch and join its thread (before the client's owner closes it)."""
         for watcher in self.watchers:
-            watcher.stop(0.1)
+            watcher.stop()
 
     def _guard(self, handler: Callable[[str, JsonObj], None]) -> Callable[[str, JsonObj], None]:
         def run(kind: str, obj: JsonObj) -> None:

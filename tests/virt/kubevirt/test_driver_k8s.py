@@ -294,7 +294,7 @@ def test_watch_relists_after_410_gone(kube: KubeSession) -> None:
     second = f"b-{uuid.uuid4().hex[:8]}"
     _secret(kube, second)
     assert until(cond, lambda: ("ADDED", second) in seen)
-    watcher.stop(0.1)
+    assert watcher.stop()
     assert seen.count(("DELETED", first)) == 1 and proxy.lists == 2
 
 
@@ -310,5 +310,5 @@ def test_watch_resumes_from_last_resource_version_after_disconnect(kube: KubeSes
     second = f"b-{uuid.uuid4().hex[:8]}"
     _secret(kube, second)
     assert until(cond, lambda: ("ADDED", second) in seen)
-    watcher.stop(0.1)
+    assert watcher.stop()
     assert watcher.relists == 1 and seen.count(("ADDED", first)) == 1
