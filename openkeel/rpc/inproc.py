@@ -4,6 +4,12 @@ All roles of an all-in-one process share one ``_Broker`` per URL name and exchan
 JSON-encoded and decoded on the way, like on RabbitMQ, so roles never share mutable objects.
 Delivery hands each message to the server's ``on_message`` (which queues it on the server's
 thread pool), so a handler that itself calls another server never blocks the sender.
+
+As on RabbitMQ, a queue outlives its consumer: once a server has listened on a topic (or on
+``topic.<server>``), messages sent there while no server listens wait in that queue and are
+delivered when one listens again (a compute role restarted in the same process gets the builds
+cast to it meanwhile). A queue nobody ever listened on drops its messages, as an unbound
+routing key does. Everything queued dies with the process, as it would with a broker restart.
 """
 
 from __future__ import annotations
@@ -33,25 +39,53 @@ class _Subscription:
     active: bool = True
 
 
+_QueueKey = tuple[str, str | None]
+
+
 @dataclass
 class _Broker:
-    """Subscriptions by topic, with a round-robin counter per queue."""
+    """Subscriptions by topic, with a round-robin counter per queue, and the messages waiting
+    in queues whose consumers are gone."""
 
     lock: threading.Lock = field(default_factory=threading.Lock)
     subscriptions: list[_Subscription] = field(default_factory=list)
     counter: itertools.count[int] = field(default_factory=itertools.count)
+    declared: set[_QueueKey] = field(default_factory=set)
+    waiting: dict[_QueueKey, list[tuple[Message, Callable[[Reply], None]]]] = field(
+        default_factory=dict
+    )
 
-    def pick(self, target: Target) -> list[_Subscription]:
-        """Receivers of a message for ``target``: one, every one (fanout) or none."""
+    def pick(
+        self, target: Target, message: Message, reply: Callable[[Reply], None]
+    ) -> list[_Subscription]:
+        """Receivers of a message for ``target``: one, every one (fanout) or none; with none,
+        a declared queue keeps the message for the next consumer."""
         with self.lock:
             matching = [
                 sub
                 for sub in self.subscriptions
-                if sub.topic == target.topic and (target.server in (None, sub.server))
+                if sub.active
+                and sub.topic == target.topic
+                and (target.server in (None, sub.server))
             ]
-            if target.fanout or not matching:
+            if target.fanout:
                 return matching
+            if not matching:
+                key = (target.topic, target.server)
+                if key in self.declared:
+                    self.waiting.setdefault(key, []).append((message, reply))
+                return []
             return [matching[next(self.counter) % len(matching)]]
+
+    def subscribe(
+        self, subscription: _Subscription
+    ) -> list[tuple[Message, Callable[[Reply], None]]]:
+        """Add a consumer; returns the messages that waited for its queues."""
+        with self.lock:
+            self.subscriptions.append(subscription)
+            keys = [(subscription.topic, None), (subscription.topic, subscription.server)]
+            self.declared.update(keys)
+            return [item for key in keys for item in self.waiting.pop(key, [])]
 
 
 class _InprocListener:
@@ -102,8 +136,8 @@ class InprocTransport:
     def listen(self, target: Target, on_message: OnMessage) -> _InprocListener:
         self._check_open()
         subscription = _Subscription(target.topic, target.server, on_message)
-        with self._broker.lock:
-            self._broker.subscriptions.append(subscription)
+        for message, reply in self._broker.subscribe(subscription):
+            on_message(Incoming(decode_message(encode(message)), reply))
         return _InprocListener(self._broker, subscription)
 
     def close(self) -> None:
@@ -111,9 +145,8 @@ class InprocTransport:
 
     def _deliver(self, target: Target, message: Message, reply: Callable[[Reply], None]) -> None:
         body = encode(message)
-        for subscription in self._broker.pick(target):
-            if subscription.active:
-                subscription.on_message(Incoming(decode_message(body), reply))
+        for subscription in self._broker.pick(target, decode_message(body), reply):
+            subscription.on_message(Incoming(decode_message(body), reply))
 
     def _check_open(self) -> None:
         if self._closed:

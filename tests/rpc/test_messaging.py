@@ -311,3 +311,16 @@ def test_calls_work_again_after_connection_loss(
     rpc.cast(CTX, "remember", value="after")
     assert endpoint.arrived.wait(WAIT)
     assert endpoint.seen == ["after"]
+
+
+def test_cast_to_a_stopped_server_waits_for_its_restart(serve: Serve, caller: Transport) -> None:
+    """A queue outlives its consumer (RabbitMQ semantics, mirrored in-process): a compute role
+    restarted in the same process gets the builds cast to it meanwhile."""
+    first = Calculator("c1")
+    serve("compute", first, server="c1").stop()
+    client(caller, "compute").prepare(server="c1").cast(CTX, "remember", value="while down")
+    again = Calculator("c1")
+    serve("compute", again, server="c1")
+    assert again.arrived.wait(WAIT)
+    assert again.seen == ["while down"]
+    assert first.seen == []
