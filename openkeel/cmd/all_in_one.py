@@ -7,6 +7,7 @@ databases (API DB, cell0, cell1) and a few standard flavors on first start, writ
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -16,7 +17,8 @@ from oslo_config import cfg
 from openkeel.api.services import ApiServices
 from openkeel.clients.image_catalog import EmbeddedImageCatalog
 from openkeel.clients.placement_embedded import EmbeddedPlacement
-from openkeel.cmd.api import serve
+from openkeel.cmd import preflight
+from openkeel.cmd.api import api_server
 from openkeel.cmd.bootstrap import bootstrap_embedded
 from openkeel.cmd.roles import (
     RoleSet,
@@ -25,7 +27,6 @@ from openkeel.cmd.roles import (
     start_conductor,
     start_scheduler,
 )
-from openkeel.conf import make_config
 from openkeel.db.cells import CELL0_UUID
 from openkeel.rpc.transport import get_transport
 from openkeel.virt.loading import KUBEVIRT, compute_hosts, load_driver
@@ -77,53 +78,63 @@ def run(
     config_files: Sequence[str],
     kubeconfig: str | None = None,
 ) -> int:
-    """Bootstrap and serve until interrupted."""
+    """Check, bootstrap, start every role, then announce and serve until interrupted.
+
+    Nothing is announced before the data directory is writable and locked (one all-in-one per
+    directory), the configuration and kubeconfig load, the port is bound and every role has
+    started; any of these failing is a ``preflight.StartupError`` (one line, exit 1).
+    """
     root = Path(data_dir).resolve()
-    root.mkdir(parents=True, exist_ok=True)
-    conf = make_config(
-        config_files=config_files,
-        overrides={
-            "api.auth_strategy": "noauth2",
-            "api_database.connection": f"sqlite:///{root / 'nova_api.sqlite'}",
-            "database.connection": f"sqlite:///{root / 'nova.sqlite'}",
-            "state_path": str(root),
-            **(
-                {"compute_driver": KUBEVIRT, "kubevirt.kubeconfig": kubeconfig}
-                if kubeconfig
-                else {}
-            ),
-        },
-    )
-    api_db, cell_dbs = bootstrap_embedded(conf)
-    url = f"http://{host}:{port}/v2.1"
+    preflight.prepare_data_dir(root)
+    with preflight.DataDirLock(root), contextlib.ExitStack() as stack:
+        conf = preflight.load_config(config_files, overrides=_overrides(root, kubeconfig))
+        if kubeconfig:
+            preflight.check_kubeconfig(kubeconfig)
+        sock = stack.enter_context(preflight.listen(host, port))
+        url = f"http://{host}:{sock.getsockname()[1]}"
+        with preflight.starting("all-in-one start-up"):
+            api_db, cell_dbs = bootstrap_embedded(conf)
+            roles, placement = start_roles(conf, root, api_db, cell_dbs)
+            stack.callback(placement.stop)
+            stack.callback(roles.stop)
+            services = ApiServices(
+                conf=conf, api_db=api_db, cell_dbs=cell_dbs, images=_images(conf, api_db),
+                **api_clients(roles.transport),
+            )  # fmt: skip
+            server = api_server(services, host, port)
+            (root / "clouds.yaml").write_text(clouds_yaml(f"{url}/v2.1", f"{url}/identity/v3"))
+        _announce(conf, root, f"{url}/v2.1", roles)
+        server.run(sockets=[sock])
+    return 0
+
+
+def _overrides(root: Path, kubeconfig: str | None) -> dict[str, object]:
+    return {
+        "api.auth_strategy": "noauth2",
+        "api_database.connection": f"sqlite:///{root / 'nova_api.sqlite'}",
+        "database.connection": f"sqlite:///{root / 'nova.sqlite'}",
+        "state_path": str(root),
+        **({"compute_driver": KUBEVIRT, "kubevirt.kubeconfig": kubeconfig} if kubeconfig else {}),
+    }
+
+
+def _images(conf: cfg.ConfigOpts, api_db: sa.Engine) -> EmbeddedImageCatalog | None:
+    """The embedded image catalog, unless Glance is configured."""
+    if conf.glance.api_servers or conf.glance.endpoint_override:
+        return None
+    return EmbeddedImageCatalog(api_db)
+
+
+def _announce(conf: cfg.ConfigOpts, root: Path, url: str, roles: RoleSet) -> None:
     clouds = root / "clouds.yaml"
-    clouds.write_text(clouds_yaml(url, f"http://{host}:{port}/identity/v3"))
-    print(f"OpenKeel all-in-one: compute API listening on {url}", flush=True)
-    print(f"  data directory: {root}", flush=True)
-    print(
-        f"  clouds.yaml:    {clouds}  (export OS_CLIENT_CONFIG_FILE={clouds};"
-        " then: openstack --os-cloud openkeel flavor list)",
-        flush=True,
-    )
-    images = (
-        None
-        if conf.glance.api_servers or conf.glance.endpoint_override
-        else EmbeddedImageCatalog(api_db)
-    )
-    roles, placement = start_roles(conf, root, api_db, cell_dbs)
     hosts = ", ".join(c.hostname for c in roles.computes)
     driver = "KubeVirt" if conf.compute_driver == KUBEVIRT else "simulated"
     print(
+        f"OpenKeel all-in-one: compute API listening on {url}\n"
+        f"  data directory: {root}\n"
+        f"  clouds.yaml:    {clouds}  (export OS_CLIENT_CONFIG_FILE={clouds};"
+        " then: openstack --os-cloud openkeel flavor list)\n"
         f"  roles:          conductor, scheduler, compute [{hosts}] ({driver} driver),"
         " embedded Placement",
         flush=True,
     )
-    services = ApiServices(
-        conf=conf, api_db=api_db, cell_dbs=cell_dbs, images=images, **api_clients(roles.transport)
-    )
-    try:
-        serve(services, host, port)
-    finally:
-        roles.stop()
-        placement.stop()
-    return 0

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import socket
 from collections.abc import Sequence
 from typing import Any
 
@@ -10,12 +12,11 @@ import uvicorn
 from openkeel.api.factory import build_api_app
 from openkeel.api.identity_discovery import WithIdentityDiscovery
 from openkeel.api.services import ApiServices
-from openkeel.conf import make_config
-from openkeel.db.engine import make_engine
+from openkeel.cmd import preflight
 
 
-def serve(services: ApiServices, host: str, port: int) -> None:
-    """Run the API with uvicorn (uvloop + httptools) until interrupted.
+def api_server(services: ApiServices, host: str, port: int) -> uvicorn.Server:
+    """The API as a uvicorn server (uvloop + httptools), built before anything is announced.
 
     Without Keystone, identity version discovery is served too (see identity_discovery).
     """
@@ -35,23 +36,37 @@ def serve(services: ApiServices, host: str, port: int) -> None:
         # period races with their next request and resets it. Nova keeps sockets 900 s.
         timeout_keep_alive=75,
     )
-    uvicorn.Server(config).run()
+    return uvicorn.Server(config)
+
+
+def serve(services: ApiServices, host: str, port: int, sock: socket.socket | None = None) -> None:
+    """Run the API until interrupted; on ``sock`` (already listening) when given."""
+    api_server(services, host, port).run(sockets=None if sock is None else [sock])
 
 
 def run(config_files: Sequence[str]) -> int:
-    """Serve the API described by ``config_files`` (other roles reached over its transport)."""
+    """Serve the API described by ``config_files`` (other roles reached over its transport).
+
+    The configuration, the databases and the listening port are checked first; a failure is a
+    ``preflight.StartupError`` (one line, exit 1).
+    """
     from openkeel.cmd.roles import api_clients
     from openkeel.cmd.standalone import cell_engines
     from openkeel.rpc.transport import get_transport
 
-    conf = make_config(config_files=config_files)
+    conf = preflight.load_config(config_files)
     if not conf.api_database.connection:
-        raise SystemExit("[api_database] connection is required")
-    api_db = make_engine(conf.api_database.connection)
-    transport = get_transport(conf.transport_url, exchange=conf.control_exchange)
-    services = ApiServices(
-        conf=conf, api_db=api_db, cell_dbs=cell_engines(api_db), **api_clients(transport)
-    )
-    serve(services, conf.osapi_compute_listen, conf.osapi_compute_listen_port)
-    transport.close()
+        raise preflight.StartupError("[api_database] connection is required")
+    api_db = preflight.connected_engine(conf.api_database.connection, "[api_database] connection")
+    cell_dbs = cell_engines(api_db)
+    host, port = conf.osapi_compute_listen, conf.osapi_compute_listen_port
+    with preflight.listen(host, port) as sock, contextlib.ExitStack() as stack:
+        with preflight.starting("api start-up"):
+            transport = get_transport(conf.transport_url, exchange=conf.control_exchange)
+            stack.callback(transport.close)
+            services = ApiServices(
+                conf=conf, api_db=api_db, cell_dbs=cell_dbs, **api_clients(transport)
+            )
+            server = api_server(services, host, port)
+        server.run(sockets=[sock])
     return 0

@@ -31,6 +31,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         one = sub.add_parser(role, help=f"run the {role} role from configuration files")
         one.add_argument("--config-file", action="append", default=[], required=True)
     ns = parser.parse_args(args)
+    from openkeel.cmd.preflight import StartupError
+
+    try:
+        return _run(ns)
+    except StartupError as exc:
+        # One line, no traceback: what is wrong and where (the cause is logged at debug level).
+        print(f"openkeel {ns.command}: {exc}", file=sys.stderr, flush=True)
+        return 1
+
+
+def _run(ns: argparse.Namespace) -> int:
     if ns.command == "all-in-one":
         from openkeel.cmd import all_in_one
 

@@ -16,12 +16,12 @@ import sqlalchemy as sa
 from oslo_config import cfg
 
 from openkeel.clients.placement import PlacementClient
+from openkeel.cmd import preflight
+from openkeel.cmd.preflight import StartupError
 from openkeel.cmd.roles import RoleSet, start_compute, start_conductor, start_scheduler
-from openkeel.conf import make_config
 from openkeel.db import cells
-from openkeel.db.engine import make_engine
 from openkeel.rpc.transport import get_transport
-from openkeel.virt.loading import compute_hosts, load_driver
+from openkeel.virt.loading import KUBEVIRT, compute_hosts, load_driver
 
 ROLES = ("conductor", "scheduler", "compute")
 
@@ -30,29 +30,55 @@ def placement_client(conf: cfg.ConfigOpts) -> PlacementClient:
     """A client of the configured Placement (token authentication)."""
     endpoint = conf.placement.endpoint_override
     if not endpoint:
-        raise SystemExit("[placement] endpoint_override is required for a standalone role")
+        raise StartupError("[placement] endpoint_override is required for a standalone role")
     if conf.placement.auth_type not in (None, "admin_token", "noauth", "none"):
-        raise SystemExit(f"[placement] auth_type {conf.placement.auth_type} is not supported")
+        raise StartupError(f"[placement] auth_type {conf.placement.auth_type} is not supported")
     http = httpx.Client(base_url=endpoint, headers={"X-Auth-Token": conf.placement.token})
     return PlacementClient(http)
 
 
 def cell_engines(api_db: sa.Engine) -> dict[str, sa.Engine]:
-    """An engine per mapped cell (cell0 included)."""
+    """An engine per mapped cell (cell0 included), each checked to answer."""
+    with preflight.starting("reading the cell mappings"):
+        mappings = cells.list_cells(api_db)
     return {
-        cell.uuid: make_engine(cell.database_connection)
-        for cell in cells.list_cells(api_db)
+        cell.uuid: preflight.connected_engine(
+            cell.database_connection, f"the database of cell {cell.name or cell.uuid}"
+        )
+        for cell in mappings
         if cell.database_connection
     }
 
 
 def start(role: str, conf: cfg.ConfigOpts) -> RoleSet:
-    """Start ``role`` with everything it needs from ``conf``."""
-    api_db = make_engine(conf.api_database.connection)
+    """Start ``role`` with everything it needs from ``conf`` (checked first: databases,
+    Placement settings, the kubeconfig of a KubeVirt compute)."""
+    if not conf.api_database.connection:
+        raise StartupError("[api_database] connection is required")
+    api_db = preflight.connected_engine(conf.api_database.connection, "[api_database] connection")
     cell_dbs = cell_engines(api_db)
-    transport = get_transport(conf.transport_url, exchange=conf.control_exchange)
+    if role == "compute" and conf.compute_driver == KUBEVIRT:
+        preflight.check_kubeconfig(conf.kubevirt.kubeconfig)
     placement = placement_client(conf)
-    roles = RoleSet(transport)
+    roles = RoleSet(get_transport(conf.transport_url, exchange=conf.control_exchange))
+    try:
+        _start_role(role, conf, roles, placement, api_db, cell_dbs)
+    except BaseException:
+        roles.stop()
+        roles.transport.close()
+        raise
+    return roles
+
+
+def _start_role(
+    role: str,
+    conf: cfg.ConfigOpts,
+    roles: RoleSet,
+    placement: PlacementClient,
+    api_db: sa.Engine,
+    cell_dbs: dict[str, sa.Engine],
+) -> None:
+    transport = roles.transport
     if role == "scheduler":
         roles.scheduler = start_scheduler(conf, transport, placement, api_db, cell_dbs)
     elif role == "conductor":
@@ -64,20 +90,20 @@ def start(role: str, conf: cfg.ConfigOpts) -> RoleSet:
             roles.computes.append(
                 start_compute(conf, transport, placement, api_db, cell, load_driver(conf), host)
             )
-    return roles
 
 
 def _only_cell(api_db: sa.Engine) -> str:
     found = [c.uuid for c in cells.list_cells(api_db) if not c.is_cell0]
     if len(found) != 1:
-        raise SystemExit("host is not mapped and there is not exactly one cell: map it first")
+        raise StartupError("host is not mapped and there is not exactly one cell: map it first")
     return found[0]
 
 
 def run(role: str, config_files: Sequence[str]) -> int:
     """Run ``role`` until interrupted."""
-    conf = make_config(config_files=config_files)
-    roles = start(role, conf)
+    conf = preflight.load_config(config_files)
+    with preflight.starting(f"{role} start-up"):
+        roles = start(role, conf)
     print(f"OpenKeel {role} running on {conf.transport_url.split('@')[-1]}", flush=True)
     stopping = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
