@@ -137,3 +137,15 @@ def test_stop_failure_reverts_task_state_with_fault(cloud: Cloud) -> None:
     assert (current.vm_state, current.task_state) == ("active", None)
     assert current.fault is not None
     assert current.fault.message == f"Injected power_off failure for {instance.uuid}"
+
+
+def test_late_build_cast_does_not_revive_a_settled_instance(cloud: Cloud) -> None:
+    """A build queued while the instance was settled to ERROR (restart reconciliation, the
+    conductor's orphan sweep) must leave it in ERROR with its fault, not build it."""
+    compute = cloud.compute().start(background=False)
+    instance = cloud.instance(compute)
+    cloud.cell1.update(instance.uuid, InstanceUpdate(vm_state="error", task_state=None))
+    build_and_run(compute.host, CTX, BuildArgs(instance.uuid))
+    settled = cloud.cell1.get(instance.uuid)
+    assert (settled.vm_state, settled.task_state) == ("error", None)
+    assert instance.uuid not in compute.host.driver.list_instance_uuids()

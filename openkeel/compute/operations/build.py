@@ -24,8 +24,8 @@ from openkeel.domain.instances import (
     Instance,
     InstanceNotFound,
     InstanceUpdate,
+    InstanceUpdateConflict,
     UnexpectedDeletingTaskStateError,
-    UnexpectedTaskStateError,
 )
 from openkeel.domain.states import PowerState, TaskState, VmState
 from openkeel.network.adapter import parse_requested
@@ -63,7 +63,7 @@ def build_and_run(host: ComputeHost, context: CallContext, args: BuildArgs) -> N
             LOG.info("Instance %s was deleted during its build", uuid)
             _cleanup(host, uuid, args)
             failure = exc
-        except UnexpectedTaskStateError as exc:
+        except InstanceUpdateConflict as exc:
             LOG.warning("Build of %s lost a state race: %s", uuid, exc)
             _cleanup(host, uuid, args)
             failure = exc
@@ -83,10 +83,13 @@ def _step(host: ComputeHost, uuid: str, task: TaskState | None, expected: Any) -
 
 def _build(host: ComputeHost, args: BuildArgs) -> None:
     uuid = args.instance_uuid
+    # A build settled meanwhile (ERROR after a restart, or by the conductor's orphan sweep)
+    # is never revived by a cast that arrives late.
     host.records.apply(
         uuid,
         InstanceUpdate(vm_state=VmState.BUILDING.value, task_state=None),
         expected_task_state=(TaskState.SCHEDULING.value, None),
+        expected_vm_state=VmState.BUILDING.value,
     )
     instance = _step(host, uuid, TaskState.NETWORKING, None)
     ref = host.net_ref(uuid, instance.project_id)
