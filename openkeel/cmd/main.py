@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from collections.abc import Sequence
 
@@ -37,6 +38,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _run(ns)
     except StartupError as exc:
         # One line, no traceback: what is wrong and where (the cause is logged at debug level).
+        logging.getLogger(__name__).debug("start-up failed", exc_info=exc)
         print(f"openkeel {ns.command}: {exc}", file=sys.stderr, flush=True)
         return 1
 

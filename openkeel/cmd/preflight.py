@@ -3,7 +3,7 @@
 Used by ``openkeel all-in-one`` and the per-role entry points (``openkeel api|conductor|
 scheduler|compute``). Each check raises :class:`StartupError` whose message is the one line the
 operator sees: ``openkeel.cmd.main`` prints it on standard error and exits 1, without a
-traceback (the cause is logged at debug level). :func:`starting` turns anything else that fails
+traceback (the exception and its cause are logged at debug level there). :func:`starting` turns anything else that fails
 while roles start into the same kind of line.
 """
 
@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
-import logging
 import os
 import socket
 import tempfile
@@ -31,8 +30,6 @@ from openkeel.rpc.errors import remote_summary
 
 if TYPE_CHECKING:
     from openkeel.virt.kubevirt.client import KubeConfig
-
-LOG = logging.getLogger(__name__)
 
 LOCK_FILE = "openkeel.lock"
 # Files of the embedded default that must stay writable (SQLite databases and their journals).
@@ -56,7 +53,6 @@ def starting(what: str) -> Iterator[None]:
     except StartupError:
         raise
     except Exception as exc:
-        LOG.debug("%s failed", what, exc_info=True)
         raise StartupError(f"{what} failed: {one_line(exc)}") from exc
 
 
@@ -224,7 +220,6 @@ def check_database(engine: sa.Engine, what: str) -> None:
         with engine.connect() as conn:
             conn.execute(sa.text("SELECT 1"))
     except Exception as exc:
-        LOG.debug("%s unreachable", what, exc_info=True)
         url = engine.url.render_as_string(hide_password=True)
         reason = getattr(exc, "orig", None) or exc
         raise StartupError(f"cannot connect to {what} ({url}): {one_line(reason)}") from exc
