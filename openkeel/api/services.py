@@ -13,6 +13,7 @@ from oslo_config import cfg
 
 from openkeel.api.caches import ApiCaches
 from openkeel.clients.image import ImageService
+from openkeel.clients.placement import PlacementClient
 from openkeel.rpc.clients.compute import ComputeRpcClient
 from openkeel.rpc.clients.conductor import ConductorRpcClient
 
@@ -31,5 +32,8 @@ class ApiServices:
     # deletes of unscheduled servers are local). Wired by the composition roots.
     conductor: ConductorRpcClient | None = None
     compute: ComputeRpcClient | None = None
+    # Placement, for what the API does itself as Nova's does: freeing the allocations of a
+    # server deleted while its host is down. None: left to the host's orphan audit.
+    placement: PlacementClient | None = None
     # Read caches of this process (instance locations, host zones): openkeel/api/caches.py.
     caches: ApiCaches = field(default_factory=ApiCaches)

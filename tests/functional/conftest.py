@@ -206,6 +206,7 @@ def start_cloud(services: ApiServices, placement: EmbeddedPlacement, url: str) -
     roles.conductor = start_conductor(conf, transport, client, api_db, cells)
     for name, value in api_clients(transport).items():
         setattr(services, name, value)
+    services.placement = client
     seed_standard_flavors(api_db)
     return Cloud(ApiClient(build_api_app(services)), services, client, roles)
 

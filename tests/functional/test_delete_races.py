@@ -163,3 +163,16 @@ def test_twenty_boot_then_delete_at_once_leave_nothing(cloud: Cloud) -> None:
         ids.append(created["id"])
     for server_id in ids:
         _assert_nothing_left(cloud, server_id)
+
+
+def test_delete_while_the_host_is_down_frees_the_allocation(cloud: Cloud) -> None:
+    """Nova's local delete: the API itself releases what the dead host cannot."""
+    server = cloud.wait(cloud.boot("orphaned-host")["id"])
+    assert server["status"] == "ACTIVE" and cloud.usage() != {}
+    (host,) = cloud.computes
+    services = cloud.api.get(f"/v2.1/os-services?host={host}", version="2.53").json()
+    path = f"/v2.1/os-services/{services['services'][0]['id']}"
+    assert cloud.api.put(path, {"forced_down": True}, version="2.53").status_code == 200
+    assert cloud.api.delete(f"/v2.1/servers/{server['id']}").status_code == 204
+    cloud.wait(server["id"], gone=True)
+    assert cloud.placement.get_allocations(server["id"]).allocations == {}

@@ -6,6 +6,7 @@ Called by the servers update/delete and action handlers after ``find_server``.
 
 from __future__ import annotations
 
+import logging
 from datetime import UTC, datetime
 from typing import Any
 
@@ -14,6 +15,7 @@ from openkeel.api.usecases.quotas import QuotaEngine
 from openkeel.api.usecases.servers.create import call_context, withdraw_build_requests
 from openkeel.api.usecases.servers.create_quota import claim_instances
 from openkeel.api.usecases.servers.lookup import FoundServer, find_server
+from openkeel.clients.placement_errors import PlacementError
 from openkeel.db.repositories import (
     instance_actions,
     instance_mappings,
@@ -27,6 +29,8 @@ from openkeel.domain.instances import (
     InstanceUpdate,
 )
 from openkeel.domain.states import TaskState, VmState, ensure_action_allowed
+
+LOG = logging.getLogger(__name__)
 
 POLICY = "os_compute_api:servers:%s"
 
@@ -177,6 +181,18 @@ class ServerLifecycle:
             instances.soft_delete(conn, uuid)
         with self._services.api_db.begin() as api:
             instance_mappings.set_queued_for_delete(api, uuid)
+        self._free_allocations(uuid)
+
+    def _free_allocations(self, uuid: str) -> None:
+        """Nova's API deletes the allocations of a server it deletes locally; a failure is
+        left to the host's orphan-allocation audit."""
+        placement = self._services.placement
+        if placement is None:
+            return
+        try:
+            placement.delete_allocations(uuid)
+        except PlacementError:
+            LOG.exception("Could not delete the allocations of locally deleted server %s", uuid)
 
     def _soft_delete(self, found: FoundServer) -> None:
         self._gate("soft_delete", found.instance)
