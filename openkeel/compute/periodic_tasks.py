@@ -19,6 +19,7 @@ from openkeel.compute.host import ComputeHost
 from openkeel.compute.operations import delete, power
 from openkeel.compute.operations.build import power_state_of
 from openkeel.compute.operations.outcome import free_allocations, set_error
+from openkeel.db.engine import reader
 from openkeel.db.schema import api as api_schema
 from openkeel.db.schema import cell as cell_schema
 from openkeel.domain.errors import ComputeError
@@ -151,9 +152,19 @@ def _live_consumers(host: ComputeHost, consumers: set[str]) -> set[str]:
     if not consumers:
         return set()
     wanted = sorted(consumers)
-    inst, mig = cell_schema.instances, cell_schema.migrations
-    with host.records.db.connect() as cell:
+    # Build requests first: the conductor creates the instance row before it deletes the build
+    # request, so a consumer whose build request is gone by now has its row visible below.
+    # (Reading the cell first raced a build's hand-over and freed a building server's claim.)
+    requests = api_schema.build_requests
+    with reader(host.api_db).connect() as api:
         live = set(
+            api.execute(
+                sa.select(requests.c.instance_uuid).where(requests.c.instance_uuid.in_(wanted))
+            ).scalars()
+        )
+    inst, mig = cell_schema.instances, cell_schema.migrations
+    with reader(host.records.db).connect() as cell:
+        live |= set(
             cell.execute(
                 sa.select(inst.c.uuid).where(inst.c.uuid.in_(wanted), inst.c.deleted == 0)
             ).scalars()
@@ -165,13 +176,6 @@ def _live_consumers(host: ComputeHost, consumers: set[str]) -> set[str]:
                     mig.c.deleted == 0,
                     mig.c.status.not_in(sorted(MIGRATION_DONE)),
                 )
-            ).scalars()
-        )
-    requests = api_schema.build_requests
-    with host.api_db.connect() as api:
-        live |= set(
-            api.execute(
-                sa.select(requests.c.instance_uuid).where(requests.c.instance_uuid.in_(wanted))
             ).scalars()
         )
     return live
