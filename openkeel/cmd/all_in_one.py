@@ -88,8 +88,8 @@ def run(
     preflight.prepare_data_dir(root)
     with preflight.DataDirLock(root), contextlib.ExitStack() as stack:
         conf = preflight.load_config(config_files, overrides=_overrides(root, kubeconfig))
-        if kubeconfig:
-            preflight.check_kubeconfig(kubeconfig)
+        if conf.compute_driver == KUBEVIRT:  # --kubeconfig, or set in a --config-file
+            preflight.check_kubeconfig(conf.kubevirt.kubeconfig)
         sock = stack.enter_context(preflight.listen(host, port))
         url = f"http://{host}:{sock.getsockname()[1]}"
         with preflight.starting("all-in-one start-up"):

@@ -83,6 +83,18 @@ def test_bad_kubeconfig(tmp_path: Path, text: str | None, expected: str) -> None
     assert kubeconfig in line
 
 
+def test_bad_kubeconfig_from_config_file(tmp_path: Path) -> None:
+    missing = tmp_path / "absent"
+    conf = tmp_path / "nova.conf"
+    conf.write_text(
+        f"[DEFAULT]\ncompute_driver = kubevirt.KubevirtDriver\n[kubevirt]\nkubeconfig = {missing}\n"
+    )
+    result = run_openkeel(
+        "all-in-one", "--data-dir", str(tmp_path / "d"), "--port", "0", "--config-file", str(conf)
+    )
+    assert_refused(result, f"cannot read kubeconfig {missing}")
+
+
 def test_port_taken(tmp_path: Path) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
