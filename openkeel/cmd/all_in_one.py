@@ -92,7 +92,7 @@ def run(
             preflight.check_kubeconfig(conf.kubevirt.kubeconfig)
         sock = stack.enter_context(preflight.listen(host, port))
         url = f"http://{host}:{sock.getsockname()[1]}"
-        with preflight.starting("all-in-one start-up"):
+        with preflight.starting("start-up"):
             api_db, cell_dbs = bootstrap_embedded(conf)
             roles, placement = start_roles(conf, root, api_db, cell_dbs)
             stack.callback(placement.stop)

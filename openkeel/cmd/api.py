@@ -61,7 +61,7 @@ def run(config_files: Sequence[str]) -> int:
     cell_dbs = cell_engines(api_db)
     host, port = conf.osapi_compute_listen, conf.osapi_compute_listen_port
     with preflight.listen(host, port) as sock, contextlib.ExitStack() as stack:
-        with preflight.starting("api start-up"):
+        with preflight.starting("start-up"):
             transport = get_transport(conf.transport_url, exchange=conf.control_exchange)
             stack.callback(transport.close)
             services = ApiServices(

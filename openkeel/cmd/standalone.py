@@ -102,7 +102,7 @@ def _only_cell(api_db: sa.Engine) -> str:
 def run(role: str, config_files: Sequence[str]) -> int:
     """Run ``role`` until interrupted."""
     conf = preflight.load_config(config_files)
-    with preflight.starting(f"{role} start-up"):
+    with preflight.starting("start-up"):
         roles = start(role, conf)
     print(f"OpenKeel {role} running on {conf.transport_url.split('@')[-1]}", flush=True)
     stopping = threading.Event()
