@@ -548,3 +548,18 @@ def test_description_rejects_control_characters(api: ApiClient) -> None:
     from openkeel.api.resources.flavors.schemas import DESCRIPTION_PATTERN
 
     assert message.endswith(f"{'a' + chr(1)!r} does not match {DESCRIPTION_PATTERN!r}")
+
+
+@pytest.mark.parametrize("path", ["/v2.1/flavors", "/v2.1/flavors/detail"])
+@pytest.mark.parametrize("pattern", ["(((", "["])
+def test_name_filter_the_database_refuses_is_a_400(api: ApiClient, path: str, pattern: str) -> None:
+    body = {"flavor": {"name": "tiny", "ram": 512, "vcpus": 1, "disk": 1, "id": "1"}}
+    assert api.post("/v2.1/flavors", json=body).status_code == 200
+    resp = api.get(path, params={"name": pattern}, version="2.102")
+    assert resp.status_code == 400, resp.text
+    message = (
+        f"Invalid input for query parameters name. Value: {pattern}. '{pattern}' is not a 'regex'"
+    )
+    assert resp.json() == {"badRequest": {"code": 400, "message": message}}
+    # Before 2.75 Nova strips the unknown parameter: no filter, no error.
+    assert [f["id"] for f in api.get(path, params={"name": pattern}).json()["flavors"]] == ["1"]

@@ -152,3 +152,24 @@ def test_update_description(seeded: FlavorRepository) -> None:
     assert seeded.update_description(ADMIN, "1", "hello").description == "hello"
     with pytest.raises(NotFound):
         seeded.update_description(DEMO, "4", "x")
+
+
+# Refused by every database, by PostgreSQL only (Python accepts it), by MariaDB only.
+REFUSED = {"sqlite": ["(((", "["], "postgresql": ["(((", "[", "(?P<a>x)", "a++"]}
+REFUSED["mysql"] = ["(((", "[", "\\u0041"]
+
+
+def test_a_pattern_the_database_refuses_is_a_400(
+    seeded: FlavorRepository, engine: sa.Engine
+) -> None:
+    for pattern in REFUSED[engine.dialect.name]:
+        message = (
+            f"Invalid input for query parameters name. Value: {pattern}. "
+            f"'{pattern}' is not a 'regex'"
+        )
+        with pytest.raises(Invalid) as caught:
+            seeded.find(ADMIN, FlavorFilters(None, name_regex=pattern), FlavorPage(), False)
+        assert str(caught.value) == message
+    assert ids(seeded.find(ADMIN, FlavorFilters(None, name_regex="^t"), FlavorPage(), False)) == [
+        "1"
+    ]

@@ -16,6 +16,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from openkeel.db import regex_filters
 from openkeel.db.engine import reader
 from openkeel.db.repositories import flavor_queries as q
 from openkeel.db.schema import api as api_schema
@@ -93,10 +94,18 @@ class FlavorRepository:
     def find(
         self, viewer: Viewer, filters: FlavorFilters, page: FlavorPage, with_specs: bool
     ) -> list[Flavor]:
-        """Visible flavors matching ``filters``, ordered and paged as ``page`` says."""
-        if filters.name_regex is not None and self._engine.dialect.name == "mysql":
-            # MySQL's REGEXP rejects a bare "|"; Nova escapes every one of them.
-            filters = replace(filters, name_regex=filters.name_regex.replace("|", "\\|"))
+        """Visible flavors matching ``filters``, ordered and paged as ``page`` says; a name
+        pattern the database refuses is a 400 (``RegexFilterRefused``), never a 500."""
+        if filters.name_regex is None:
+            return self._find(viewer, filters, page, with_specs)
+        pattern = filters.name_regex
+        sent = regex_filters.for_database(self._engine.dialect.name, pattern)
+        with regex_filters.refused_patterns_as_invalid(self._engine, {"name": pattern}):
+            return self._find(viewer, replace(filters, name_regex=sent), page, with_specs)
+
+    def _find(
+        self, viewer: Viewer, filters: FlavorFilters, page: FlavorPage, with_specs: bool
+    ) -> list[Flavor]:
         shape = q.shape_of(viewer, filters, page)
         params = q.list_params(viewer, filters, page)
         with self._reader.connect() as conn:

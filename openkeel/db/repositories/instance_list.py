@@ -16,6 +16,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from openkeel.db import regex_filters
 from openkeel.db.repositories import instance_rows as rows
 from openkeel.domain.instances import Instance, InvalidSortKey
 from openkeel.domain.states import StatusFilter, VmState
@@ -24,6 +25,8 @@ INST = rows.INST
 DEFAULT_SORT_KEYS = ("created_at", "id")
 DEFAULT_SORT_DIR = "desc"
 TIEBREAK_KEY = "uuid"
+# The query parameter behind a regex column, where their names differ (for 400 messages).
+_PARAMETERS = {"display_name": "name"}
 
 
 @dataclass(frozen=True)
@@ -135,7 +138,8 @@ def _tag_clauses(f: InstanceFilters) -> list[sa.ColumnElement[bool]]:
     return out
 
 
-def _regex_clauses(f: InstanceFilters) -> list[sa.ColumnElement[bool]]:
+def regex_patterns(f: InstanceFilters) -> dict[str, str]:
+    """The column -> pattern filters of ``f`` matched in SQL (``name`` is ``display_name``)."""
     patterns = dict(f.regex)
     for column, value in (
         ("display_name", f.name),
@@ -145,12 +149,19 @@ def _regex_clauses(f: InstanceFilters) -> list[sa.ColumnElement[bool]]:
     ):
         if value is not None:
             patterns[column] = value
-    return [_column(name).regexp_match(value) for name, value in patterns.items()]
+    return patterns
 
 
-def where_clauses(f: InstanceFilters) -> list[sa.ColumnElement[bool]]:
-    """The SQL conditions of ``f`` (everything but ``ip``/``ip6``)."""
-    out = _deleted_clauses(f) + _state_clauses(f) + _tag_clauses(f) + _regex_clauses(f)
+def _regex_clauses(f: InstanceFilters, dialect: str) -> list[sa.ColumnElement[bool]]:
+    return [
+        _column(name).regexp_match(regex_filters.for_database(dialect, value))
+        for name, value in regex_patterns(f).items()
+    ]
+
+
+def where_clauses(f: InstanceFilters, dialect: str = "sqlite") -> list[sa.ColumnElement[bool]]:
+    """The SQL conditions of ``f`` (everything but ``ip``/``ip6``) for the ``dialect``."""
+    out = _deleted_clauses(f) + _state_clauses(f) + _tag_clauses(f) + _regex_clauses(f, dialect)
     if f.hidden:
         out.append(INST.c.hidden == sa.true())
     else:
@@ -297,14 +308,16 @@ def list_instances(
     if limit == 0:
         return []
     keys, dirs = normalize_sort(sort_keys, sort_dirs)
-    query = rows.base_select().where(*where_clauses(filters))
+    query = rows.base_select().where(*where_clauses(filters, conn.dialect.name))
     if marker_values is not None:
         query = query.where(after_marker(keys, dirs, marker_values))
     query = query.order_by(*_order_by(keys, dirs))
     by_ip = filters.ip is not None or filters.ip6 is not None
     if limit is not None and not by_ip:
         query = query.limit(limit)
-    found = conn.execute(query).mappings().all()
+    patterns = {_PARAMETERS.get(c, c): p for c, p in regex_patterns(filters).items()}
+    with regex_filters.refused_patterns_as_invalid(conn.engine, patterns):
+        found = conn.execute(query).mappings().all()
     if by_ip:
         found = [row for row in found if _matches_ip(row, filters)][:limit]
     return rows.build_instances(conn, found, relations)

@@ -1,0 +1,62 @@
+"""Regular-expression filters that answer 400, never 500, for a pattern the database refuses.
+
+The API checks filter patterns with Python's ``re`` (as Nova's ``regex`` query format does),
+but each database has its own dialect: PostgreSQL refuses ``(?P<n>x)`` or ``a++`` and MariaDB
+``\\u0041``, which Python accepts. Where Nova would fail with a database error (500), a
+query that fails while it carries patterns probes each pattern alone; one the database refuses
+turns into :class:`RegexFilterRefused` (400). Any other failure is re-raised unchanged.
+
+Used by the flavor and instance list repositories.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+
+import sqlalchemy as sa
+
+from openkeel.domain.errors import Invalid
+
+_PROBE = sa.select(sa.literal("", sa.String).regexp_match(sa.bindparam("pattern", type_=sa.String)))
+
+
+class RegexFilterRefused(Invalid):
+    """A filter pattern the database cannot compile (400, in the query validation's words)."""
+
+    def __init__(self, parameter: str, pattern: str) -> None:
+        super().__init__(
+            f"Invalid input for query parameters {parameter}. Value: {pattern}. "
+            f"'{pattern}' is not a 'regex'"
+        )
+
+
+def for_database(dialect: str, pattern: str) -> str:
+    """``pattern`` as sent to the database: MySQL/MariaDB get every ``|`` escaped, as Nova
+    does (its REGEXP refuses a bare ``|``; Nova gives up alternation there)."""
+    return pattern.replace("|", "\\|") if dialect == "mysql" else pattern
+
+
+def accepted(engine: sa.Engine, pattern: str) -> bool:
+    """Whether the database of ``engine`` compiles ``pattern`` (as :func:`for_database`
+    sends it), on a connection of its own so that a failed query's transaction is not used."""
+    sent = for_database(engine.dialect.name, pattern)
+    try:
+        with engine.connect() as conn:
+            conn.execute(_PROBE, {"pattern": sent}).all()
+    except sa.exc.DBAPIError:
+        return False
+    return True
+
+
+@contextmanager
+def refused_patterns_as_invalid(engine: sa.Engine, patterns: Mapping[str, str]) -> Iterator[None]:
+    """Run a query that filters on ``patterns`` (query parameter -> pattern as the caller gave
+    it); a database error caused by one of them becomes :class:`RegexFilterRefused`."""
+    try:
+        yield
+    except sa.exc.DBAPIError as exc:
+        for parameter, pattern in patterns.items():
+            if not accepted(engine, pattern):
+                raise RegexFilterRefused(parameter, pattern) from exc
+        raise
