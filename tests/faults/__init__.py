@@ -1,0 +1,1 @@
+"""Fault-injection tests: kill -9 and service restarts under load, then the invariants."""
