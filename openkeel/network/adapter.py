@@ -88,6 +88,14 @@ class NetworkAdapter(abc.ABC):
         fixed IPs, or a fixed IP requested for more than one instance.
         """
 
+    def find_security_group(self, project_id: str, name_or_id: str) -> str:
+        """The id of the project's security group ``name_or_id`` (Nova's ``validate_name``),
+        else ``SecurityGroupNotFound`` (400 in the API). ``default`` is never looked up: Nova
+        passes it through. The embedded adapters have no other group, so none is found."""
+        from openkeel.network import errors
+
+        raise errors.SecurityGroupNotFound(name_or_id)
+
     @abc.abstractmethod
     def allocate_for_instance(
         self, instance: InstanceNetRef, requested: Sequence[RequestedNetwork]

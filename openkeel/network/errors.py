@@ -48,3 +48,10 @@ class InvalidFixedIpAndMaxCountRequest(NetworkError):
 class NoMoreFixedIps(NetworkError):
     def __init__(self, network: str) -> None:
         super().__init__(f"No fixed IP addresses available for network: {network}")
+
+
+class SecurityGroupNotFound(NetworkError):
+    """Nova's SecurityGroupNotFound as raised by its Neutron lookup (the client's message)."""
+
+    def __init__(self, name_or_id: str) -> None:
+        super().__init__(f"Unable to find security_group with name or id '{name_or_id}'")

@@ -292,3 +292,34 @@ def test_other_projects_group_is_not_found(ready: ApiClient) -> None:
         token=ADMIN,
     )
     assert admin.status_code == 202, admin.text
+
+
+# Sent -> shown, as netaddr (Nova's IPAddress fields) prints them.
+ACCESS_IPV6 = {
+    "0000:0000:0000:0000:0000:babe:220.12.22.2": "::babe:dc0c:1602",
+    "2001:DB8:0:0::1": "2001:db8::1",
+    "::ffff:1.2.3.4": "::ffff:1.2.3.4",
+}
+
+
+@pytest.mark.parametrize(("sent", "shown"), ACCESS_IPV6.items())
+def test_access_ips_normalised(ready: ApiClient, sent: str, shown: str) -> None:
+    resp = _post(ready, {"accessIPv4": "10.0.0.1", "accessIPv6": sent})
+    assert resp.status_code == 202, resp.text
+    sid = resp.json()["server"]["id"]
+    server = ready.get(f"/v2.1/servers/{sid}", token=USER).json()["server"]
+    assert (server["accessIPv4"], server["accessIPv6"]) == ("10.0.0.1", shown)
+    update = {"server": {"accessIPv6": sent.lower()}}
+    updated = ready.put(f"/v2.1/servers/{sid}", json=update, token=USER).json()["server"]
+    assert updated["accessIPv6"] == shown
+
+
+def test_scoped_access_ipv6_refused(ready: ApiClient) -> None:
+    assert _post(ready, {"accessIPv6": "fe80::1%eth0"}).status_code == 400
+
+
+def test_unknown_security_group(ready: ApiClient) -> None:
+    for name in ("nosuch", "6b8b4567-0000-4000-8000-00000000aaaa"):
+        resp = _post(ready, {"security_groups": [{"name": "default"}, {"name": name}]})
+        _error(resp, 400, f"Unable to find security_group with name or id '{name}'")
+    assert _post(ready, {"security_groups": [{"name": "default"}]}).status_code == 202

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from openkeel.api.request import ApiRequest
+from openkeel.api.resources.servers.access_ips import access_ips
 from openkeel.api.usecases.servers.bdm_parsing import parse_bdms
 from openkeel.api.usecases.servers.commands import CreateServers, NetworkRequest
 from openkeel.domain.errors import Invalid
@@ -114,6 +115,7 @@ def create_command(req: ApiRequest) -> CreateServers:
         raise Invalid("Missing imageRef attribute")
     min_count, max_count = _counts(server)
     certs = server.get("trusted_image_certificates")
+    ips = access_ips(server)
     return CreateServers(
         name=name,
         flavor_ref=_flavor_id(server["flavorRef"]),
@@ -125,8 +127,8 @@ def create_command(req: ApiRequest) -> CreateServers:
         user_data=server.get("user_data"),
         key_name=server.get("key_name"),
         config_drive=as_bool(server.get("config_drive", False)),
-        access_ip_v4=server.get("accessIPv4"),
-        access_ip_v6=server.get("accessIPv6"),
+        access_ip_v4=ips.get("access_ip_v4"),
+        access_ip_v6=ips.get("access_ip_v6"),
         auto_disk_config=_disk_config(server),
         networks=parse_networks(server.get("networks")),
         block_device_mappings=bdms,

@@ -6,6 +6,7 @@ from typing import Any
 
 from openkeel.api.request import ApiRequest
 from openkeel.api.resources.servers import views_server
+from openkeel.api.resources.servers.access_ips import access_ips
 from openkeel.api.resources.servers.create_request import normalize_name
 from openkeel.api.resources.servers.show_options import (
     POLICY,
@@ -28,10 +29,7 @@ def _changes(req: ApiRequest) -> UpdateServer:
         values["display_description"] = server["description"]
     if "hostname" in server:
         values["hostname"] = server["hostname"]
-    if "accessIPv4" in server:
-        values["access_ip_v4"] = server["accessIPv4"]
-    if "accessIPv6" in server:
-        values["access_ip_v6"] = server["accessIPv6"]
+    values.update(access_ips(server))
     if "OS-DCF:diskConfig" in server:
         values["auto_disk_config"] = server["OS-DCF:diskConfig"] == "AUTO"
     pinned = server.get("pinned_availability_zone", UNSET) if req.at_least("2.104") else UNSET

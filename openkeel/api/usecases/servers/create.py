@@ -117,6 +117,7 @@ class ServerCreator:
         checks.requested_destination(self._services, cmd.requested_host, cmd.requested_node)
         booted = self._image(cmd, chosen)
         checks.user_data(cmd.user_data)
+        checks.security_groups(self._services, str(ctx.project_id), cmd.security_groups)
         cmd = self._validate_networks(cmd)
         key = checks.keypair(self._services, str(ctx.user_id), cmd.key_name)
         ensure_no_volume_service(cmd.block_device_mappings)

@@ -26,6 +26,7 @@ from openkeel.domain.flavors import Flavor, Viewer
 from openkeel.domain.instances import HostMappingNotFound
 from openkeel.domain.keypairs import KeyPair
 from openkeel.domain.server_groups import ServerGroup
+from openkeel.network.factory import get_network_adapter
 
 
 def flavor(services: Any, viewer: Viewer, flavor_id: str) -> Flavor:
@@ -122,6 +123,17 @@ def server_group(services: Any, viewer: Viewer, hints: Mapping[str, Any]) -> Ser
     if found is None:
         raise Invalid(f"Instance group {group_uuid} could not be found.")
     return found
+
+
+def security_groups(services: Any, project_id: str, names: tuple[str, ...] | None) -> None:
+    """Every requested security group exists in the project (Nova's
+    ``_check_requested_secgroups``: ``default`` is taken as is, others are looked up)."""
+    wanted = [name for name in names or () if name != "default"]
+    if not wanted:
+        return
+    adapter = get_network_adapter(services.conf, services.api_db)
+    for name in wanted:
+        adapter.find_security_group(project_id, name)
 
 
 def limits(
