@@ -4,6 +4,9 @@ Every API test gets a fresh cloud layout as ``openkeel all-in-one`` builds it: a
 database with cell0 and cell1 mapped, and both cell databases migrated. Migrating per test would
 dominate the suite's run time, so the layout is migrated once per session into a template and
 copied (three SQLite files) for each test.
+
+Every test also runs under the leak check of tests/leaks.py: threads and sockets it (or a
+module/session fixture, when finalized) leaves behind fail it at teardown.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from openkeel.db import migrate
 from openkeel.db.cells import CELL0_UUID
 from openkeel.db.engine import make_engine
 from openkeel.db.schema import api as api_schema
+from tests import leaks
 from tests.client import ApiClient
 
 pytest_plugins = ["tests.conformance.plugin"]
@@ -79,6 +83,44 @@ def make_services(
         overrides={"api.auth_strategy": "noauth2", "api_database.connection": url, **overrides}
     )
     return ApiServices(conf=conf, api_db=engine, cell_dbs=cells)
+
+
+_scoped: dict[int, leaks.Snapshot] = {}  # id(FixtureDef) -> what its setup created
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_fixture_setup(fixturedef: pytest.FixtureDef[object]) -> object:
+    """Attribute what a module or session fixture's setup creates to that fixture."""
+    if fixturedef.scope == "function":
+        return (yield)
+    before = leaks.Snapshot.now()
+    try:
+        return (yield)
+    finally:
+        _scoped[id(fixturedef)] = leaks.Snapshot.now() - before
+
+
+def pytest_fixture_post_finalizer(fixturedef: pytest.FixtureDef[object]) -> None:
+    """A module or session fixture, once finalized, must have ended what it created."""
+    created = _scoped.pop(id(fixturedef), None)
+    if created is None:
+        return
+    left = leaks.still_alive(created)
+    if left.threads or left.sockets:
+        pytest.fail(f"fixture {fixturedef.argname} left {leaks.describe(left)}", pytrace=False)
+
+
+@pytest.fixture(autouse=True)
+def no_leftover_threads_or_sockets() -> Iterator[None]:
+    """Fail the test if threads or sockets it started outlive it (after a bounded join)."""
+    before = leaks.Snapshot.now()
+    yield
+    allowed = before
+    for created in list(_scoped.values()):
+        allowed = allowed | created
+    left = leaks.leftovers(allowed)
+    if left.threads or left.sockets:
+        pytest.fail(f"test left {leaks.describe(left)}", pytrace=False)
 
 
 @pytest.fixture
