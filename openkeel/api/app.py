@@ -1,20 +1,25 @@
 """The ASGI application of the compute API: mounts, negotiation, auth, dispatch, faults.
 
 Built by :func:`openkeel.api.factory.build_api_app`. The request path, top to bottom:
-mount (``/``, ``/v2``, ``/v2.1``) -> authentication -> route match (plain 404) -> microversion
+mount (``/``, ``/v2``, ``/v2.1``) -> authentication -> route match (404) -> microversion
 (400 / 406) -> content type (415) -> project id in URL (400) -> body parse (400) -> endpoint
-window (404 / 410) -> schema validation (400) -> handler on a worker thread -> JSON reply.
-Every response carries the request id headers; versioned ones also carry version headers.
+window (404 / 410; 501 for Nova's routes not built yet) -> schema validation (400) -> handler
+on a worker thread -> JSON reply. Every response carries the request id headers and every
+error Nova's JSON fault body; versioned ones also carry version headers. Each request is the
+current one of ``openkeel.logcontext`` while it is served (worker threads run in a copy of the
+request's context), and an unexpected error is logged once, with its traceback, here.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import logging
 import re
 from collections.abc import Awaitable, Callable, MutableMapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import parse_qsl
 
 import orjson
@@ -22,7 +27,14 @@ import orjson
 from openkeel.api import versions
 from openkeel.api.auth import Authenticator
 from openkeel.api.context import RequestContext, new_request_id
-from openkeel.api.faults import GONE_MESSAGE, NOT_FOUND_MESSAGE, Fault, fault_for, plain_not_found
+from openkeel.api.faults import (
+    FAULT_CONTENT_TYPE,
+    GONE_MESSAGE,
+    NOT_FOUND_MESSAGE,
+    NOT_SUPPORTED_MESSAGE,
+    Fault,
+    fault_for,
+)
 from openkeel.api.microversion import (
     LEGACY_V2,
     APIVersion,
@@ -35,12 +47,16 @@ from openkeel.api.policy import PolicyEnforcer
 from openkeel.api.request import ApiRequest, Reply
 from openkeel.api.routing import Endpoint, PathRoute, RouteTable
 from openkeel.domain.errors import ComputeError, Invalid, Unauthorized
+from openkeel.logcontext import LogContext, bound, set_current
+
+LOG = logging.getLogger(__name__)
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 
+T = TypeVar("T")
 JSON_TYPES = ("application/json", "application/vnd.openstack.compute+json")
 PROJECT_ID_RE = re.compile(r"^[0-9a-f\-]+$")
 
@@ -55,7 +71,7 @@ class ApiError(Exception):
 
 
 class NoRoute(Exception):
-    """Internal: no route for this method on this path (webob's plain 404, as Nova)."""
+    """Internal: no route for this method on this path (Nova's router 404)."""
 
 
 @dataclass
@@ -94,13 +110,9 @@ class ComputeApiApp:
             return
         if scope["type"] != "http":
             return
-        body = await _read_body(receive)
         request_id = new_request_id()
-        try:
-            out = await self._handle(scope, body, request_id)
-        except Exception as exc:  # the last resort: never leak a traceback to a client
-            fault = fault_for(exc)
-            out = Outgoing(fault.status, fault.body(), b"application/json; charset=UTF-8", [])
+        with bound(LogContext(request_id)):
+            out = await self._answer(scope, receive, request_id)
         rid = request_id.encode()
         headers = [
             (b"content-type", out.content_type),
@@ -111,6 +123,21 @@ class ComputeApiApp:
         ]
         await send({"type": "http.response.start", "status": out.status, "headers": headers})
         await send({"type": "http.response.body", "body": out.body})
+
+    async def _answer(self, scope: Scope, receive: Receive, request_id: str) -> Outgoing:
+        """The response; an unexpected error is logged here, once, and answered as a fault."""
+        try:
+            return await self._handle(scope, await _read_body(receive), request_id)
+        except Exception as exc:  # the last resort: never leak a traceback to a client
+            fault = fault_for(exc)
+            LOG.exception(
+                "%s %s failed: %d %s",
+                scope.get("method"),
+                scope.get("path"),
+                fault.status,
+                fault.message.splitlines()[-1],
+            )
+            return Outgoing(fault.status, fault.body(), FAULT_CONTENT_TYPE, [])
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:
@@ -136,10 +163,10 @@ class ComputeApiApp:
         except Unauthorized as exc:
             return _unauthorized(exc, base)
         context.enforcer = self.enforcer
+        set_current(LogContext(request_id, context.user_id, context.project_id))
         found, url_project = self._match(rest)
         if found is None:
-            body, ctype = plain_not_found(headers.get("accept", ""))
-            return Outgoing(404, body, ctype, [])
+            return self._fault(Fault(404, NOT_FOUND_MESSAGE), None, mount)
         route, params = found
         version: APIVersion | None = None
         try:
@@ -157,12 +184,9 @@ class ComputeApiApp:
             if ep.bounded and self._inline_bounded:
                 result = _call(ep, req)  # cheaper than the hop to a worker thread
             else:
-                result = await asyncio.get_running_loop().run_in_executor(
-                    self._executor, _call, ep, req
-                )
+                result = await self._in_worker(_call, ep, req)
         except NoRoute:
-            body, ctype = plain_not_found(headers.get("accept", ""))
-            return Outgoing(404, body, ctype, [])
+            return self._fault(Fault(404, NOT_FOUND_MESSAGE), None, mount)
         except ApiError as exc:
             return self._fault(exc.fault, exc.version, mount)
         except ComputeError as exc:
@@ -175,9 +199,12 @@ class ComputeApiApp:
         context = self.authenticator.authenticate_cached(headers, request_id)
         if context is not None:
             return context
-        return await asyncio.get_running_loop().run_in_executor(
-            self._executor, self.authenticator.authenticate, headers, request_id
-        )
+        return await self._in_worker(self.authenticator.authenticate, headers, request_id)
+
+    async def _in_worker(self, func: Callable[..., T], *args: Any) -> T:
+        """``func(*args)`` on a worker thread, in a copy of this request's context."""
+        run = contextvars.copy_context().run
+        return await asyncio.get_running_loop().run_in_executor(self._executor, run, func, *args)
 
     def _match(self, rest: str) -> tuple[tuple[PathRoute, dict[str, str]] | None, str | None]:
         found = self.routes.match(rest)
@@ -242,21 +269,23 @@ class ComputeApiApp:
 
     @staticmethod
     def _endpoint(route: PathRoute, req: ApiRequest) -> Endpoint:
-        if req.method == "POST" and route.actions:
+        if req.method == "POST" and route.has_actions:
             body = req.body
             if not isinstance(body, dict) or len(body) != 1:
                 raise Invalid("Malformed request body")
             key = next(iter(body))
-            candidates = route.actions.get(key)
+            candidates = route.action_endpoints(key)
             if candidates is None:
                 raise Invalid(f"There is no such action: {key}")
         else:
-            candidates = route.methods.get(req.method) or []
+            candidates = route.endpoints(req.method)
         if not candidates:
             raise NoRoute()
         for ep in candidates:
             if ep.removed:
                 raise ApiError(Fault(410, GONE_MESSAGE), req.version)
+            if ep.serves(req.version) and ep.not_built:
+                raise ApiError(Fault(501, NOT_SUPPORTED_MESSAGE), req.version)
             if ep.serves(req.version):
                 return ep
         raise ApiError(Fault(404, NOT_FOUND_MESSAGE), req.version)
@@ -274,7 +303,7 @@ class ComputeApiApp:
 
     def _fault(self, fault: Fault, version: APIVersion | None, mount: str) -> Outgoing:
         headers = _version_headers(version) if mount == "v2.1" else []
-        return Outgoing(fault.status, fault.body(), b"application/json; charset=UTF-8", headers)
+        return Outgoing(fault.status, fault.body(), FAULT_CONTENT_TYPE, headers)
 
     @staticmethod
     def _json(status: int, body: Any) -> Outgoing:
@@ -315,7 +344,7 @@ def _unauthorized(exc: Unauthorized, base: str) -> Outgoing:
     uri = getattr(exc, "www_authenticate_uri", None)
     if isinstance(uri, str) and uri:
         headers.append((b"www-authenticate", f'Keystone uri="{uri}"'.encode()))
-    return Outgoing(401, body, b"application/json; charset=UTF-8", headers)
+    return Outgoing(401, body, FAULT_CONTENT_TYPE, headers)
 
 
 async def _read_body(receive: Receive) -> bytes:

@@ -7,7 +7,7 @@ import pkgutil
 
 from oslo_config import cfg
 
-from openkeel.api import resources
+from openkeel.api import resources, unbuilt
 from openkeel.api.app import ComputeApiApp
 from openkeel.api.auth import Authenticator, NoAuth
 from openkeel.api.policy import PolicyEnforcer
@@ -16,12 +16,14 @@ from openkeel.api.services import ApiServices
 
 
 def build_routes() -> RouteTable:
-    """Every resource's routes, discovered from ``openkeel.api.resources``."""
+    """Every resource's routes, discovered from ``openkeel.api.resources``, then Nova's routes
+    not built yet (501)."""
     table = RouteTable()
     for info in sorted(pkgutil.iter_modules(resources.__path__), key=lambda m: m.name):
         if info.ispkg:
             module = importlib.import_module(f"{resources.__name__}.{info.name}.routes")
             module.register(table)
+    unbuilt.register(table)
     return table
 
 

@@ -1,15 +1,24 @@
 """Errors to HTTP: Nova's fault bodies, chosen by exception class in one place.
 
 Every error the API returns goes through :func:`fault_for`; handlers never build error bodies.
+Domain errors carry their status. Infrastructure failures that are not the client's doing and
+pass with time get a 503 that names them: storage full (SQLite "database or disk is full",
+PostgreSQL disk_full, MySQL disk/table full, ``ENOSPC``) and a database that cannot be reached.
+Anything else is Nova's opaque 500 naming only the exception class.
 """
 
 from __future__ import annotations
 
+import errno
+import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import orjson
+import sqlalchemy.exc as sa_exc
 
 from openkeel.domain.errors import ComputeError
+from openkeel.rpc.errors import RemoteError
 
 FAULT_KEYS = {
     400: "badRequest",
@@ -27,8 +36,19 @@ FAULT_KEYS = {
 
 GONE_MESSAGE = "This resource is no longer available. No forwarding address is given."
 NOT_FOUND_MESSAGE = "The resource could not be found."
+# Nova's answer when a feature is not there (common.raise_feature_not_supported).
+NOT_SUPPORTED_MESSAGE = "The requested functionality is not supported."
+STORAGE_FULL_MESSAGE = "The compute service's storage is full; retry later."
+DATABASE_UNAVAILABLE_MESSAGE = "The compute service's database is unavailable; retry later."
 SUPPORT_TEXT = "Please contact the administrator"
 FAULT_CONTENT_TYPE = b"application/json; charset=UTF-8"
+
+STORAGE_FULL_TEXTS = ("database or disk is full", "No space left on device")
+_SQLITE_FULL, _SQLITE_CANTOPEN = 13, 14
+_PG_DISK_FULL = "53100"
+_MYSQL_FULL = frozenset({1021, 1114})  # ER_DISK_FULL, ER_RECORD_FILE_FULL
+_MYSQL_UNREACHABLE = frozenset({2002, 2003, 2006, 2013, 2055})  # no server / connection lost
+_OS_FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
 
 
 @dataclass(frozen=True)
@@ -44,24 +64,65 @@ class Fault:
         return orjson.dumps({key: {"code": self.status, "message": self.message}})
 
 
+STORAGE_FULL = Fault(503, STORAGE_FULL_MESSAGE)
+DATABASE_UNAVAILABLE = Fault(503, DATABASE_UNAVAILABLE_MESSAGE)
+
+
+def _domain(exc: BaseException) -> Fault | None:
+    assert isinstance(exc, ComputeError)
+    return Fault(exc.code, exc.message)
+
+
+def _database(exc: BaseException) -> Fault | None:
+    """A DBAPI error: storage full or database unreachable, else not classified."""
+    assert isinstance(exc, sa_exc.DBAPIError)
+    orig = exc.orig
+    if isinstance(orig, sqlite3.Error):
+        code = getattr(orig, "sqlite_errorcode", None)
+        primary = code & 0xFF if isinstance(code, int) else None
+        if primary == _SQLITE_FULL or STORAGE_FULL_TEXTS[0] in str(orig):
+            return STORAGE_FULL
+        return DATABASE_UNAVAILABLE if primary == _SQLITE_CANTOPEN else None
+    if hasattr(orig, "pgcode"):  # psycopg2: server errors carry an SQLSTATE, network ones none
+        pgcode = getattr(orig, "pgcode", None)
+        if pgcode == _PG_DISK_FULL:
+            return STORAGE_FULL
+        unreachable = pgcode is None and isinstance(exc, sa_exc.OperationalError)
+        return DATABASE_UNAVAILABLE if unreachable or exc.connection_invalidated else None
+    code = orig.args[0] if orig is not None and orig.args else None
+    if code in _MYSQL_FULL:
+        return STORAGE_FULL
+    if code in _MYSQL_UNREACHABLE or exc.connection_invalidated:
+        return DATABASE_UNAVAILABLE
+    return None
+
+
+def _os_error(exc: BaseException) -> Fault | None:
+    assert isinstance(exc, OSError)
+    return STORAGE_FULL if exc.errno in _OS_FULL else None
+
+
+def _remote(exc: BaseException) -> Fault | None:
+    """A failure of another role that only arrives as text (its class is not shared)."""
+    assert isinstance(exc, RemoteError)
+    return STORAGE_FULL if any(text in exc.value for text in STORAGE_FULL_TEXTS) else None
+
+
+# Looked up along the exception's MRO: the most specific class that answers wins.
+_CLASSIFIERS: dict[type[BaseException], Callable[[BaseException], Fault | None]] = {
+    ComputeError: _domain,
+    sa_exc.DBAPIError: _database,
+    OSError: _os_error,
+    RemoteError: _remote,
+}
+
+
 def fault_for(exc: BaseException) -> Fault:
     """The fault Nova returns for ``exc``; unknown exceptions become a 500 that names only
     the exception class, as Nova does."""
-    if isinstance(exc, ComputeError):
-        return Fault(exc.code, exc.message)
+    for cls in type(exc).__mro__:
+        classify = _CLASSIFIERS.get(cls)
+        fault = classify(exc) if classify is not None else None
+        if fault is not None:
+            return fault
     return Fault(500, f"Unexpected API Error. {SUPPORT_TEXT}\n{type(exc)}")
-
-
-def plain_not_found(accept: str) -> tuple[bytes, bytes]:
-    """The router-level 404 for an unknown path (webob's, not a Nova fault)."""
-    if "application/json" in accept:
-        body = orjson.dumps(
-            {
-                "code": "404 Not Found",
-                "title": "Not Found",
-                "message": f"{NOT_FOUND_MESSAGE}\n\n   ",
-            }
-        )
-        return body, b"application/json"
-    text = f"404 Not Found\n\n{NOT_FOUND_MESSAGE}\n\n   "
-    return text.encode(), b"text/plain; charset=UTF-8"

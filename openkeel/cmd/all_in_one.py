@@ -17,7 +17,7 @@ from oslo_config import cfg
 from openkeel.api.services import ApiServices
 from openkeel.clients.image_catalog import EmbeddedImageCatalog
 from openkeel.clients.placement_embedded import EmbeddedPlacement
-from openkeel.cmd import preflight
+from openkeel.cmd import logs, preflight
 from openkeel.cmd.api import api_server
 from openkeel.cmd.bootstrap import bootstrap_embedded
 from openkeel.cmd.roles import (
@@ -88,6 +88,7 @@ def run(
     preflight.prepare_data_dir(root)
     with preflight.DataDirLock(root), contextlib.ExitStack() as stack:
         conf = preflight.load_config(config_files, overrides=_overrides(root, kubeconfig))
+        logs.setup(conf)
         if conf.compute_driver == KUBEVIRT:  # --kubeconfig, or set in a --config-file
             preflight.check_kubeconfig(conf.kubevirt.kubeconfig)
         sock = stack.enter_context(preflight.listen(host, port))

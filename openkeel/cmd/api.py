@@ -12,7 +12,7 @@ import uvicorn
 from openkeel.api.factory import build_api_app
 from openkeel.api.identity_discovery import WithIdentityDiscovery
 from openkeel.api.services import ApiServices
-from openkeel.cmd import preflight
+from openkeel.cmd import logs, preflight
 
 
 def api_server(services: ApiServices, host: str, port: int) -> uvicorn.Server:
@@ -31,6 +31,8 @@ def api_server(services: ApiServices, host: str, port: int) -> uvicorn.Server:
         http="httptools",
         lifespan="on",
         log_level="warning",
+        # uvicorn's own lines go through the role's handler and format (openkeel.cmd.logs).
+        log_config=None,
         access_log=False,
         # Clients poll every few seconds (osc --wait: 5 s); a keep-alive shorter than the poll
         # period races with their next request and resets it. Nova keeps sockets 900 s.
@@ -55,6 +57,7 @@ def run(config_files: Sequence[str]) -> int:
     from openkeel.rpc.transport import get_transport
 
     conf = preflight.load_config(config_files)
+    logs.setup(conf)
     if not conf.api_database.connection:
         raise preflight.StartupError("[api_database] connection is required")
     api_db = preflight.connected_engine(conf.api_database.connection, "[api_database] connection")

@@ -16,7 +16,7 @@ import sqlalchemy as sa
 from oslo_config import cfg
 
 from openkeel.clients.placement import PlacementClient
-from openkeel.cmd import preflight
+from openkeel.cmd import logs, preflight
 from openkeel.cmd.preflight import StartupError
 from openkeel.cmd.roles import RoleSet, start_compute, start_conductor, start_scheduler
 from openkeel.db import cells
@@ -102,6 +102,7 @@ def _only_cell(api_db: sa.Engine) -> str:
 def run(role: str, config_files: Sequence[str]) -> int:
     """Run ``role`` until interrupted."""
     conf = preflight.load_config(config_files)
+    logs.setup(conf)
     with preflight.starting("start-up"):
         roles = start(role, conf)
     print(f"OpenKeel {role} running on {conf.transport_url.split('@')[-1]}", flush=True)

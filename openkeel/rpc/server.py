@@ -3,7 +3,9 @@
 Role services (compute, conductor, scheduler) create one ``RpcServer`` per topic with their
 endpoint objects. An endpoint declares the API version it serves (``rpc_version``) and,
 optionally, a ``rpc_namespace``; its public methods are called as
-``method(context: CallContext, **args)`` on a thread pool, one pool per server.
+``method(context: CallContext, **args)`` on a thread pool, one pool per server. While a message
+is handled, its context is the current request of ``openkeel.logcontext``, so the role's log
+lines carry the request id of the API request that sent it.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import ClassVar, Protocol
 
+from openkeel.logcontext import LogContext, bound
 from openkeel.rpc import errors
 from openkeel.rpc.message import (
     CallContext,
@@ -89,6 +92,11 @@ class RpcServer:
             LOG.warning("Dropping %s: server stopping", incoming.message["method"])
 
     def _handle(self, incoming: Incoming) -> None:
+        context = CallContext.from_dict(incoming.message["context"])
+        with bound(LogContext(context.request_id, context.user_id, context.project_id)):
+            self._answer(incoming)
+
+    def _answer(self, incoming: Incoming) -> None:
         message = incoming.message
         result: Primitive = None
         failure = None

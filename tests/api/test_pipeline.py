@@ -213,8 +213,12 @@ def test_legacy_v2_mount_has_no_version_headers(client: ApiClient) -> None:
     assert "vary" not in resp.headers
 
 
-def test_unrouted_method_on_known_path_is_plain_404(client: ApiClient) -> None:
+def test_unrouted_method_on_known_path_is_a_json_404(client: ApiClient) -> None:
     resp = client.request("PATCH", "/v2.1/widgets")
     assert resp.status_code == 404
-    assert resp.headers["content-type"].startswith("text/plain")
+    assert resp.headers["content-type"] == "application/json; charset=UTF-8"
+    assert resp.json() == {
+        "itemNotFound": {"code": 404, "message": "The resource could not be found."}
+    }
+    assert resp.headers["x-openstack-request-id"].startswith("req-")
     assert "openstack-api-version" not in resp.headers

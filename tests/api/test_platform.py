@@ -74,8 +74,12 @@ def test_unparsable_version_is_400_without_headers(api: ApiClient) -> None:
         assert resp.headers["content-type"] == "application/json; charset=UTF-8"
 
 
-def test_unknown_path_is_plain_404(api: ApiClient) -> None:
+def test_unknown_path_is_a_json_404(api: ApiClient) -> None:
     resp = api.get("/v2.1/no-such-thing")
     assert resp.status_code == 404
-    assert resp.headers["content-type"].startswith("text/plain")
+    assert resp.headers["content-type"] == "application/json; charset=UTF-8"
+    assert resp.json() == {
+        "itemNotFound": {"code": 404, "message": "The resource could not be found."}
+    }
+    assert resp.headers["x-compute-request-id"] == resp.headers["x-openstack-request-id"]
     assert "openstack-api-version" not in resp.headers

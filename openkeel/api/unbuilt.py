@@ -1,0 +1,149 @@
+"""Nova's routes that OpenKeel does not serve yet: they answer 501 ``notImplemented``.
+
+A client calling an API that Nova 34 has but this deployment does not build yet gets Nova's
+answer for a missing feature (``common.raise_feature_not_supported``: 501, "The requested
+functionality is not supported.") inside Nova's microversion window of that route, and Nova's
+404 outside it, instead of the 404 of a path that does not exist (decision 0025). Registered
+last by ``factory.build_routes``; a route or action that a resource registers for real takes
+precedence, so building one needs no change here (the meta-test
+tests/api/test_unbuilt_routes.py reports the rows to delete). Rows: Nova's route inventory
+(shared/spec/api-routes.md §1 and §2): method or action, path, first and last microversion.
+"""
+
+from __future__ import annotations
+
+from openkeel.api.routing import RouteTable
+
+ROUTES: tuple[tuple[str, str, str, str], ...] = (
+    # assisted_volume_snapshots
+    ("POST", "/os-assisted-volume-snapshots", "2.1", "2.104"),
+    ("DELETE", "/os-assisted-volume-snapshots/{id}", "2.1", "2.104"),
+    # baremetal_nodes
+    ("GET", "/os-baremetal-nodes", "2.1", "2.35"),
+    ("POST", "/os-baremetal-nodes", "2.1", "2.35"),
+    ("GET", "/os-baremetal-nodes/{id}", "2.1", "2.35"),
+    ("DELETE", "/os-baremetal-nodes/{id}", "2.1", "2.35"),
+    # console_auth_tokens
+    ("GET", "/os-console-auth-tokens/{id}", "2.1", "2.104"),
+    # floating_ip_pools
+    ("GET", "/os-floating-ip-pools", "2.1", "2.35"),
+    # floating_ips
+    ("GET", "/os-floating-ips", "2.1", "2.35"),
+    ("POST", "/os-floating-ips", "2.1", "2.35"),
+    ("GET", "/os-floating-ips/{id}", "2.1", "2.35"),
+    ("DELETE", "/os-floating-ips/{id}", "2.1", "2.35"),
+    # hosts
+    ("GET", "/os-hosts", "2.1", "2.42"),
+    ("GET", "/os-hosts/{id}", "2.1", "2.42"),
+    ("PUT", "/os-hosts/{id}", "2.1", "2.42"),
+    ("GET", "/os-hosts/{id}/reboot", "2.1", "2.42"),
+    ("GET", "/os-hosts/{id}/shutdown", "2.1", "2.42"),
+    ("GET", "/os-hosts/{id}/startup", "2.1", "2.42"),
+    # instance_usage_audit_log
+    ("GET", "/os-instance_usage_audit_log", "2.1", "2.104"),
+    ("GET", "/os-instance_usage_audit_log/{id}", "2.1", "2.104"),
+    # networks
+    ("GET", "/os-networks", "2.1", "2.35"),
+    ("GET", "/os-networks/{id}", "2.1", "2.35"),
+    # security_groups
+    ("POST", "/os-security-group-rules", "2.1", "2.35"),
+    ("DELETE", "/os-security-group-rules/{id}", "2.1", "2.35"),
+    ("GET", "/os-security-groups", "2.1", "2.35"),
+    ("POST", "/os-security-groups", "2.1", "2.35"),
+    ("GET", "/os-security-groups/{id}", "2.1", "2.35"),
+    ("PUT", "/os-security-groups/{id}", "2.1", "2.35"),
+    ("DELETE", "/os-security-groups/{id}", "2.1", "2.35"),
+    # server_external_events
+    ("POST", "/os-server-external-events", "2.1", "2.104"),
+    # simple_tenant_usage
+    ("GET", "/os-simple-tenant-usage", "2.1", "2.104"),
+    ("GET", "/os-simple-tenant-usage/{id}", "2.1", "2.104"),
+    # snapshots
+    ("GET", "/os-snapshots", "2.1", "2.35"),
+    ("POST", "/os-snapshots", "2.1", "2.35"),
+    ("GET", "/os-snapshots/detail", "2.1", "2.35"),
+    ("GET", "/os-snapshots/{id}", "2.1", "2.35"),
+    ("DELETE", "/os-snapshots/{id}", "2.1", "2.35"),
+    # tenant_networks
+    ("GET", "/os-tenant-networks", "2.1", "2.35"),
+    ("GET", "/os-tenant-networks/{id}", "2.1", "2.35"),
+    # volumes
+    ("GET", "/os-volumes", "2.1", "2.35"),
+    ("POST", "/os-volumes", "2.1", "2.35"),
+    ("GET", "/os-volumes/detail", "2.1", "2.35"),
+    ("GET", "/os-volumes/{id}", "2.1", "2.35"),
+    ("DELETE", "/os-volumes/{id}", "2.1", "2.35"),
+    # volumes_boot
+    ("GET", "/os-volumes_boot", "2.1", "2.102"),
+    ("POST", "/os-volumes_boot", "2.1", "2.102"),
+    ("GET", "/os-volumes_boot/detail", "2.1", "2.102"),
+    ("GET", "/os-volumes_boot/{id}", "2.1", "2.102"),
+    ("PUT", "/os-volumes_boot/{id}", "2.1", "2.102"),
+    ("DELETE", "/os-volumes_boot/{id}", "2.1", "2.102"),
+    # server_diagnostics
+    ("GET", "/servers/{server_id}/diagnostics", "2.1", "2.104"),
+    # attach_interfaces
+    ("GET", "/servers/{server_id}/os-interface", "2.1", "2.104"),
+    ("POST", "/servers/{server_id}/os-interface", "2.1", "2.104"),
+    ("GET", "/servers/{server_id}/os-interface/{id}", "2.1", "2.104"),
+    ("DELETE", "/servers/{server_id}/os-interface/{id}", "2.1", "2.104"),
+    # server_password
+    ("GET", "/servers/{server_id}/os-server-password", "2.1", "2.104"),
+    ("DELETE", "/servers/{server_id}/os-server-password", "2.1", "2.104"),
+    # volume_attachments
+    ("GET", "/servers/{server_id}/os-volume_attachments", "2.1", "2.104"),
+    ("POST", "/servers/{server_id}/os-volume_attachments", "2.1", "2.104"),
+    ("GET", "/servers/{server_id}/os-volume_attachments/{id}", "2.1", "2.104"),
+    ("PUT", "/servers/{server_id}/os-volume_attachments/{id}", "2.1", "2.104"),
+    ("DELETE", "/servers/{server_id}/os-volume_attachments/{id}", "2.1", "2.104"),
+    # remote_consoles
+    ("POST", "/servers/{server_id}/remote-consoles", "2.6", "2.104"),
+    # security_groups
+    ("GET", "/servers/{server_id}/os-security-groups", "2.1", "2.104"),
+    # server_shares
+    ("GET", "/servers/{server_id}/shares", "2.97", "2.104"),
+    ("POST", "/servers/{server_id}/shares", "2.97", "2.104"),
+    ("GET", "/servers/{server_id}/shares/{id}", "2.97", "2.104"),
+    ("DELETE", "/servers/{server_id}/shares/{id}", "2.97", "2.104"),
+    # server_topology
+    ("GET", "/servers/{server_id}/topology", "2.78", "2.104"),
+)
+ACTIONS: tuple[tuple[str, str, str, str], ...] = (
+    ("/servers/{id}/action", "addFixedIp", "2.1", "2.43"),
+    ("/servers/{id}/action", "addFloatingIp", "2.1", "2.43"),
+    ("/servers/{id}/action", "addSecurityGroup", "2.1", "2.104"),
+    ("/servers/{id}/action", "changePassword", "2.1", "2.104"),
+    ("/servers/{id}/action", "createBackup", "2.1", "2.104"),
+    ("/servers/{id}/action", "evacuate", "2.1", "2.104"),
+    ("/servers/{id}/action", "os-getConsoleOutput", "2.1", "2.104"),
+    ("/servers/{id}/action", "os-getSerialConsole", "2.1", "2.5"),
+    ("/servers/{id}/action", "os-getSPICEConsole", "2.1", "2.5"),
+    ("/servers/{id}/action", "os-getVNCConsole", "2.1", "2.5"),
+    ("/servers/{id}/action", "removeFixedIp", "2.1", "2.43"),
+    ("/servers/{id}/action", "removeFloatingIp", "2.1", "2.43"),
+    ("/servers/{id}/action", "removeSecurityGroup", "2.1", "2.104"),
+    ("/servers/{id}/action", "rescue", "2.1", "2.104"),
+    ("/servers/{id}/action", "shelve", "2.1", "2.104"),
+    ("/servers/{id}/action", "shelveOffload", "2.1", "2.104"),
+    ("/servers/{id}/action", "unrescue", "2.1", "2.104"),
+    ("/servers/{id}/action", "unshelve", "2.1", "2.104"),
+    ("/os-baremetal-nodes/{id}/action", "add_interface", "2.1", "2.35"),
+    ("/os-baremetal-nodes/{id}/action", "remove_interface", "2.1", "2.35"),
+    ("/os-volumes_boot/{id}/action", "confirmResize", "2.1", "2.102"),
+    ("/os-volumes_boot/{id}/action", "createImage", "2.1", "2.102"),
+    ("/os-volumes_boot/{id}/action", "os-start", "2.1", "2.102"),
+    ("/os-volumes_boot/{id}/action", "os-stop", "2.1", "2.102"),
+    ("/os-volumes_boot/{id}/action", "reboot", "2.1", "2.102"),
+    ("/os-volumes_boot/{id}/action", "rebuild", "2.1", "2.102"),
+    ("/os-volumes_boot/{id}/action", "resize", "2.1", "2.102"),
+    ("/os-volumes_boot/{id}/action", "revertResize", "2.1", "2.102"),
+    ("/os-volumes_boot/{id}/action", "trigger_crash_dump", "2.17", "2.102"),
+)
+
+
+def register(table: RouteTable) -> None:
+    """Register every row as a not-built endpoint of ``table``."""
+    for method, template, since, until in ROUTES:
+        table.not_built(method, template, since, until)
+    for template, key, since, until in ACTIONS:
+        table.not_built_action(template, key, since, until)
