@@ -7,7 +7,9 @@ Given the API (admin token) and the databases (the API DB URL; the cell DBs are 
 ``transitional``
     a server still BUILD or with a task state, seen by the API (``servers/detail?all_tenants``)
     or in the databases (a live instance ``building`` or with a ``task_state``; a build request
-    left in the API DB, which the API shows as BUILD).
+    left in the API DB, which the API shows as BUILD); a live instance's migration neither over
+    nor ``finished`` with the instance in VERIFY_RESIZE; a VERIFY_RESIZE server without a
+    ``finished`` migration (it can be neither confirmed nor reverted).
 ``ghost``
     rows that no longer describe a server anybody can see or act on: a live cell instance
     without an instance mapping (or mapped to another cell); an instance mapping without a cell
@@ -24,6 +26,9 @@ Given the API (admin token) and the databases (the API DB URL; the cell DBs are 
     ``GET /os-quota-sets/{p}/detail`` ``in_use`` and ``GET /limits?tenant_id={p}`` totals
     (instances, cores, ram) differ from the servers that exist (``GET /servers/{id}`` 200) in
     project ``p``.
+
+``fault``
+    an ERROR server whose ``GET`` shows no ``fault``.
 
 ``expect_empty`` (after deleting everything) adds ``leftover``: any server, live row, build
 request or allocation left at all.
@@ -55,6 +60,8 @@ from tests.faults.state import (
 HOSTED_VM_STATES = frozenset({"active", "stopped", "resized", "paused", "suspended", "rescued"})
 CELL0 = "00000000-0000-0000-0000-000000000000"
 RESOURCES = ("instances", "cores", "ram")
+MIGRATION_OVER = frozenset({"confirmed", "reverted", "error", "failed", "done", "completed",
+                            "cancelled"})  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -110,6 +117,23 @@ def check_transitional(db: DbState, api: ApiState, report: Report) -> None:
             report.add("transitional", inst.uuid, detail + f" host={inst.host}")
     for uuid, project in sorted(db.build_requests.items()):
         report.add("transitional", uuid, f"build request left in the API DB ({project})")
+    _check_migrations(db, report)
+
+
+def _check_migrations(db: DbState, report: Report) -> None:
+    """A live instance's migration must be over, or ``finished`` for a ``resized`` instance
+    (VERIFY_RESIZE, waiting for confirm or revert); nothing else can move it on."""
+    finished = {owner for owner, status in db.migrations.values() if status == "finished"}
+    for migration, (owner, status) in sorted(db.migrations.items()):
+        holder = db.live(owner)
+        if holder is None or status in MIGRATION_OVER:
+            continue
+        if status != "finished" or holder.vm_state != "resized":
+            detail = f"migration {migration} {status} of a {holder.vm_state}/{holder.task_state}"
+            report.add("transitional", owner, detail + " instance")
+    for inst in db.live_instances():
+        if inst.vm_state == "resized" and inst.uuid not in finished:
+            report.add("transitional", inst.uuid, "VERIFY_RESIZE without a finished migration")
 
 
 def check_ghost_rows(db: DbState, api: ApiState, report: Report) -> None:
@@ -223,6 +247,13 @@ def check_quota(api: ApiState, report: Report) -> None:
                 report.add("quota", project, f"{source} {got} but existing servers use {want}")
 
 
+def check_faults(api: ApiState, report: Report) -> None:
+    """An ERROR server says why (its ``fault``), so its owner knows what happened."""
+    for uuid, server in sorted(api.shown.items()):
+        if server is not None and server["status"] == "ERROR" and not server.get("fault"):
+            report.add("fault", uuid, "ERROR without a fault")
+
+
 def check_empty(db: DbState, api: ApiState, report: Report) -> None:
     """After deleting everything: not one server, row or allocation left."""
     live = sorted({i.uuid for i in db.live_instances()})
@@ -252,7 +283,11 @@ def check(
     with httpx.Client(base_url=deployment.api_url, timeout=30) as api:
         known = set(db.mappings) | set(db.build_requests) | set(db.instances)
         state = read_api(api, {*projects, *projects_of(db)}, also=known)
-    db = _reread_if_moved(deployment, db)
+    return evaluate(_reread_if_moved(deployment, db), state, expect_empty=expect_empty)
+
+
+def evaluate(db: DbState, state: ApiState, *, expect_empty: bool = False) -> Report:
+    """Every breach in one reading of the databases and the API."""
     report = Report(
         counts={
             "listed": len(state.listed),
@@ -265,6 +300,7 @@ def check(
     check_ghost_rows(db, state, report)
     check_allocations(db, report)
     check_quota(state, report)
+    check_faults(state, report)
     if expect_empty:
         check_empty(db, state, report)
     return report
