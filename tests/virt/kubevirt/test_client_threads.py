@@ -194,3 +194,41 @@ def test_driver_cleanup_joins_the_watch_before_closing_its_client(server: Server
     assert isinstance(driver.virt_api, HttpVirtApi) and driver.virt_api.client is driver.client
     driver.cleanup_host("host-a")
     assert driver.client.closed
+
+
+def test_closing_under_a_tls_watch_never_lets_it_read_a_reused_descriptor() -> None:
+    """CI's failure, on the real kube-apiserver (TLS): close the client while a thread reads a
+    watch, let a new socket take the freed descriptor number, then wake the old watch. Before
+    the fix the reader stole the new owner's first bytes (``WRONG_VERSION_NUMBER``)."""
+    from tests.virt.kubevirt import kube_env
+
+    client, admin = kube_env.connect(), kube_env.connect()
+    if client is None or admin is None:
+        kube_env.unavailable(f"no answer with {kube_env.KUBECONFIG}")
+    ns, outcome = "default", dict[str, object]()
+    since = admin.list(k.SECRETS, ns)["metadata"]["resourceVersion"]
+
+    def read() -> None:
+        try:
+            with client.watch(k.SECRETS, since, ns, timeout_seconds=60) as events:
+                outcome["events"] = [e["type"] for e in events]
+        except Exception as exc:  # reported by the assertion below
+            outcome["error"] = repr(exc)
+
+    reader = threading.Thread(target=read, name="test-tls-reader")
+    reader.start()
+    assert until(lambda: len(client._watches) == 1)
+    client.close()
+    assert not reader.is_alive()  # close() waited for it
+    mine, peer = socket.socketpair()
+    name = f"okt-fd-{os.getpid()}-{time.monotonic_ns()}"
+    try:
+        peer.sendall(b"a reply meant for the new owner")
+        admin.create(k.SECRETS, {"metadata": {"name": name, "namespace": ns}})
+        assert mine.recv(100) == b"a reply meant for the new owner"
+        assert outcome == {"events": []}
+    finally:
+        admin.delete(k.SECRETS, name, ns)
+        admin.close()
+        mine.close()
+        peer.close()
