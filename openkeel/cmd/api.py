@@ -10,6 +10,7 @@ from typing import Any
 import uvicorn
 
 from openkeel.api.factory import build_api_app
+from openkeel.api.http_protocol import NovaFaultHttpToolsProtocol
 from openkeel.api.identity_discovery import WithIdentityDiscovery
 from openkeel.api.services import ApiServices
 from openkeel.cmd import logs, preflight
@@ -28,7 +29,8 @@ def api_server(services: ApiServices, host: str, port: int) -> uvicorn.Server:
         host=host,
         port=port,
         loop="uvloop",
-        http="httptools",
+        # httptools, with Nova's JSON fault for requests it cannot parse (an over-long URL).
+        http=NovaFaultHttpToolsProtocol,
         lifespan="on",
         log_level="warning",
         # uvicorn's own lines go through the role's handler and format (openkeel.cmd.logs).
