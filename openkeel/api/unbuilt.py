@@ -3,7 +3,7 @@
 A client calling an API that Nova 34 has but this deployment does not build yet gets Nova's
 answer for a missing feature (``common.raise_feature_not_supported``: 501, "The requested
 functionality is not supported.") inside Nova's microversion window of that route, and Nova's
-404 outside it, instead of the 404 of a path that does not exist (decision 0025). Registered
+404 outside it, instead of the 404 of a path that does not exist (decision 0027). Registered
 last by ``factory.build_routes``; a route or action that a resource registers for real takes
 precedence, so building one needs no change here (the meta-test
 tests/api/test_unbuilt_routes.py reports the rows to delete). Rows: Nova's route inventory
