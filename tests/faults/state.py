@@ -77,7 +77,15 @@ class DbState:
 
 @contextmanager
 def _engine(url: str) -> Iterator[sa.Engine]:
-    engine = make_engine(url)
+    """A read-only engine. SQLite files are opened ``mode=ro`` without the product's engine
+    settings: those switch a file to WAL and begin every transaction IMMEDIATE (taking the
+    write lock), which would make the checker itself a writer the product waits for."""
+    parsed = sa.make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        readonly = f"sqlite:///file:{parsed.database}?mode=ro&uri=true"
+        engine = sa.create_engine(readonly, poolclass=sa.pool.NullPool)
+    else:
+        engine = make_engine(url)
     try:
         yield engine
     finally:
