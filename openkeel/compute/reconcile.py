@@ -1,8 +1,9 @@
 """Start-up reconciliation (Nova's init_host/_init_instance), made to always converge.
 
 After a crash, instances of this host may be stuck mid-operation. Each one is resolved to a
-stable state: builds (vm_state building or a build task state) → ERROR with a fault and their
-guest removed; deleting → the delete is finished; powering-off/on → finished; reboots → a hard
+stable state: interrupted resizes and migrations are rolled back or set to ERROR
+(``move_recovery``); builds (vm_state building or a build task state) → ERROR with a fault and
+their guest removed; deleting → the delete is finished; powering-off/on → finished; reboots → a hard
 reboot is finished; any other task state is cleared. Then Placement allocations held on this
 host's providers by consumers with no live instance are deleted.
 """
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import logging
 
-from openkeel.compute import guest
+from openkeel.compute import guest, move_recovery
 from openkeel.compute.host import ComputeHost
 from openkeel.compute.operations import delete, power
 from openkeel.compute.operations.outcome import set_error
@@ -44,7 +45,9 @@ class InterruptedByRestart(ComputeError):
 
 
 def init_instances(host: ComputeHost) -> None:
-    """Resolve every instance of this host, then drop orphan allocations."""
+    """Settle interrupted moves, resolve every instance of this host, then drop orphan
+    allocations (the settled moves' consumers among them)."""
+    move_recovery.recover_moves(host)
     for instance in host.records.on_host(host.host):
         try:
             init_instance(host, instance)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from tests.functional.conftest import Cloud
+from tests.functional.conftest import Cloud, Gate
 
 # Standard flavors seeded by openkeel.cmd.bootstrap: 1 = m1.tiny, 2 = m1.small.
 TINY = {"VCPU": 1, "MEMORY_MB": 512, "DISK_GB": 1}
@@ -113,3 +113,40 @@ def test_same_host_resize_when_allowed(cloud: Cloud) -> None:
     assert server["status"] == "ACTIVE"
     assert server["flavor"]["original_name"] == "m1.tiny"
     assert cloud.usage() == TINY
+
+
+def _set_service(cloud: Cloud, host: str, status: str) -> None:
+    services = cloud.api.get(f"/v2.1/os-services?host={host}", version="2.53").json()
+    path = f"/v2.1/os-services/{services['services'][0]['id']}"
+    body: dict[str, Any] = {"status": status}
+    if status == "disabled":
+        body["disabled_reason"] = "test"
+    assert cloud.api.put(path, body, version="2.53").status_code == 200
+
+
+def test_source_killed_mid_resize_rolls_back_on_restart(cloud: Cloud) -> None:
+    """kill -9 of the source compute while it moves the disk: on restart the move is rolled
+    back (server on the source, its allocation back, migration error), never left in flight."""
+    gate = Gate()
+    cloud.gates.append(gate)
+    (other,) = cloud.computes
+    _set_service(cloud, other, "disabled")
+    source = f"source-{time.monotonic_ns()}"
+    stuck = cloud.add_compute(source, delays={"migrate_disk_and_power_off": 1.0}, sleep=gate.sleep)
+    server = cloud.wait(cloud.boot("interrupted")["id"])
+    assert server["OS-EXT-SRV-ATTR:host"] == source
+    _set_service(cloud, other, "enabled")
+    _action(cloud, server["id"], {"resize": {"flavorRef": "2"}})
+    assert gate.entered.wait(30), "the resize never reached the source's disk move"
+    stuck.stop(drain=False)  # the source role dies mid-move
+    cloud.computes.pop(source)
+    cloud.roles.computes.remove(stuck)
+
+    cloud.add_compute(source)  # restarted on the same host: reconciles on start
+    settled = cloud.wait(server["id"])
+    assert (settled["status"], settled["OS-EXT-SRV-ATTR:host"]) == ("ACTIVE", source)
+    assert settled["flavor"]["original_name"] == "m1.tiny"
+    migrations = cloud.api.get(f"/v2.1/os-migrations?instance_uuid={server['id']}").json()
+    assert [m["status"] for m in migrations["migrations"]] == ["error"]
+    assert cloud.usage() == TINY  # the source claim is the instance's again, nothing else
+    gate.release()

@@ -116,7 +116,7 @@ def run_step(
         except MoveAborted as exc:
             cause = exc.__cause__ or exc
             failure = cause
-            _roll_back(host, uuid, migration, cause)
+            roll_back_move(host, uuid, migration, cause)
         except Exception as exc:
             LOG.exception("%s of instance %s failed", event, uuid)
             failure = exc
@@ -125,7 +125,7 @@ def run_step(
         host.records.event_finish(uuid, context.request_id, event, failure)
 
 
-def _roll_back(host: ComputeHost, uuid: str, migration: Migration, exc: BaseException) -> None:
+def roll_back_move(host: ComputeHost, uuid: str, migration: Migration, exc: BaseException) -> None:
     """The server stays on the source as it was: allocations back, no task, a fault."""
     LOG.warning("Move of %s rolled back: %s", uuid, exc)
     try:
