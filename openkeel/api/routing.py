@@ -155,7 +155,7 @@ class RouteTable:
         self.add(method, template, GONE)
 
     def match(self, path: str) -> tuple[PathRoute, dict[str, str]] | None:
-        """The route for ``path`` and its parameters, or None (plain 404)."""
+        """The route for ``path`` and its parameters, or None (a JSON 404)."""
         if self._ordered is None:
             self._ordered = sorted(
                 self._routes.values(), key=lambda r: (-r.literal_segments, r.template)
