@@ -100,7 +100,7 @@ def run(
             stack.callback(roles.stop)
             services = ApiServices(
                 conf=conf, api_db=api_db, cell_dbs=cell_dbs, images=_images(conf, api_db),
-                **api_clients(roles.transport),
+                placement=placement.client(), **api_clients(roles.transport),
             )  # fmt: skip
             server = api_server(services, host, port)
             (root / "clouds.yaml").write_text(clouds_yaml(f"{url}/v2.1", f"{url}/identity/v3"))

@@ -55,7 +55,7 @@ def run(config_files: Sequence[str]) -> int:
     ``preflight.StartupError`` (one line, exit 1).
     """
     from openkeel.cmd.roles import api_clients
-    from openkeel.cmd.standalone import cell_engines
+    from openkeel.cmd.standalone import cell_engines, placement_client
     from openkeel.rpc.transport import get_transport
 
     conf = preflight.load_config(config_files)
@@ -69,9 +69,13 @@ def run(config_files: Sequence[str]) -> int:
         with preflight.starting("start-up"):
             transport = get_transport(conf.transport_url, exchange=conf.control_exchange)
             stack.callback(transport.close)
+            # Placement is optional for the API (a locally deleted server's allocations are
+            # otherwise freed by its host's audit when it comes back).
+            placement = placement_client(conf) if conf.placement.endpoint_override else None
             services = ApiServices(
-                conf=conf, api_db=api_db, cell_dbs=cell_dbs, **api_clients(transport)
-            )
+                conf=conf, api_db=api_db, cell_dbs=cell_dbs, placement=placement,
+                **api_clients(transport),
+            )  # fmt: skip
             server = api_server(services, host, port)
         server.run(sockets=[sock])
     return 0
