@@ -70,6 +70,7 @@ class Outcome:
         subjects = dict.fromkeys(f.subject for f in self.before.findings + self.after.findings)
         for subject in list(subjects)[:8]:
             lines.append(f"-- log lines about {subject}:")
+            lines += [f"   operation {op}" for op in workload.journal if subject in op][:6]
             for process in processes:
                 lines += [f"   {process.name}: {line}" for line in process.lines_about(subject)]
         return "\n".join(lines)

@@ -61,6 +61,7 @@ class Workload:
     started: int = 0
     outcomes: Counter[str] = field(default_factory=Counter)
     booted: set[str] = field(default_factory=set)
+    journal: list[str] = field(default_factory=list)  # one line per operation, in end order
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _workers: list[threading.Thread] = field(default_factory=list)
 
@@ -108,11 +109,16 @@ class Workload:
                 if not self.up.wait(120):
                     self._record("gave up: cloud never came back")
                     return
+                began = time.strftime("%H:%M:%S")
                 try:
                     result = getattr(client, operation)()
                 except httpx.HTTPError as exc:
                     result = f"{type(exc).__name__}"
                 self._record(f"{operation}: {result}")
+                with self._lock:
+                    ended = time.strftime("%H:%M:%S")
+                    line = f"{began}-{ended} w{index} {operation} {client.target}: {result}"
+                    self.journal.append(line)
 
 
 class Client:
@@ -123,6 +129,7 @@ class Client:
         self.rng = rng
         self.project = project
         self.servers: list[str] = []
+        self.target = "-"  # the server the current operation is about
         self.http = httpx.Client(
             base_url=workload.url,
             headers={"X-Auth-Token": f"{project}:{project}", **VERSION},
@@ -148,17 +155,20 @@ class Client:
         if answer.status_code != 202:
             return answer.status_code, None
         uuid: str = answer.json()["server"]["id"]
+        self.target = uuid
         with self.workload._lock:
             self.workload.booted.add(uuid)
         return 202, uuid
 
     def boot(self) -> str:
+        self.target = "-"
         status, uuid = self._boot()
         if uuid:
             self.servers.append(uuid)
         return str(status)
 
     def boot_delete(self) -> str:
+        self.target = "-"
         status, uuid = self._boot()
         if uuid is None:
             return str(status)
@@ -170,6 +180,7 @@ class Client:
         if not self.servers:
             return self.boot()
         uuid = self.servers.pop(self.rng.randrange(len(self.servers)))
+        self.target = uuid
         return str(self.http.delete(f"/v2.1/servers/{uuid}").status_code)
 
     def _action(self, uuid: str, body: dict[str, Any]) -> int:
@@ -192,8 +203,10 @@ class Client:
             time.sleep(0.1)  # polling the product's asynchrony, bounded by the deadline
 
     def _active_server(self) -> str | None:
+        self.target = "-"
         for uuid in self.rng.sample(self.servers, len(self.servers)):
             if self._poll(uuid, lambda s: "/" not in s and s != "BUILD", 10) == "ACTIVE":
+                self.target = uuid
                 return uuid
         return None
 
