@@ -3,7 +3,8 @@
 Every error the API returns goes through :func:`fault_for`; handlers never build error bodies.
 Domain errors carry their status. Infrastructure failures that are not the client's doing and
 pass with time get a 503 that names them: storage full (SQLite "database or disk is full",
-PostgreSQL disk_full, MySQL disk/table full, ``ENOSPC``) and a database that cannot be reached.
+PostgreSQL disk_full, MySQL disk/table full, ``ENOSPC``) and a database that cannot be reached
+(or stays locked or busy past its timeouts).
 Anything else is Nova's opaque 500 naming only the exception class.
 """
 
@@ -44,7 +45,9 @@ SUPPORT_TEXT = "Please contact the administrator"
 FAULT_CONTENT_TYPE = b"application/json; charset=UTF-8"
 
 STORAGE_FULL_TEXTS = ("database or disk is full", "No space left on device")
-_SQLITE_FULL, _SQLITE_CANTOPEN = 13, 14
+_SQLITE_FULL = 13
+# Locked past the busy timeout, or the file cannot be opened: nothing the client did.
+_SQLITE_UNAVAILABLE = frozenset({5, 6, 14})  # SQLITE_BUSY, SQLITE_LOCKED, SQLITE_CANTOPEN
 _PG_DISK_FULL = "53100"
 _MYSQL_FULL = frozenset({1021, 1114})  # ER_DISK_FULL, ER_RECORD_FILE_FULL
 _MYSQL_UNREACHABLE = frozenset({2002, 2003, 2006, 2013, 2055})  # no server / connection lost
@@ -82,7 +85,7 @@ def _database(exc: BaseException) -> Fault | None:
         primary = code & 0xFF if isinstance(code, int) else None
         if primary == _SQLITE_FULL or STORAGE_FULL_TEXTS[0] in str(orig):
             return STORAGE_FULL
-        return DATABASE_UNAVAILABLE if primary == _SQLITE_CANTOPEN else None
+        return DATABASE_UNAVAILABLE if primary in _SQLITE_UNAVAILABLE else None
     if hasattr(orig, "pgcode"):  # psycopg2: server errors carry an SQLSTATE, network ones none
         pgcode = getattr(orig, "pgcode", None)
         if pgcode == _PG_DISK_FULL:
@@ -95,6 +98,11 @@ def _database(exc: BaseException) -> Fault | None:
     if code in _MYSQL_UNREACHABLE or exc.connection_invalidated:
         return DATABASE_UNAVAILABLE
     return None
+
+
+def _pool_timeout(exc: BaseException) -> Fault | None:
+    """Every pooled connection stayed busy for ``pool_timeout`` seconds."""
+    return DATABASE_UNAVAILABLE
 
 
 def _os_error(exc: BaseException) -> Fault | None:
@@ -112,6 +120,7 @@ def _remote(exc: BaseException) -> Fault | None:
 _CLASSIFIERS: dict[type[BaseException], Callable[[BaseException], Fault | None]] = {
     ComputeError: _domain,
     sa_exc.DBAPIError: _database,
+    sa_exc.TimeoutError: _pool_timeout,
     OSError: _os_error,
     RemoteError: _remote,
 }

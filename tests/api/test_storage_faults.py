@@ -5,6 +5,7 @@ and an unreachable PostgreSQL or MySQL server."""
 from __future__ import annotations
 
 import errno
+import json
 import logging
 import sqlite3
 from collections.abc import Iterator
@@ -160,3 +161,15 @@ def test_other_database_errors_stay_opaque_500s() -> None:
     fault = fault_for(exc)
     assert fault.status == 500
     assert "no such table" not in fault.message
+
+
+def test_busy_database_is_a_503() -> None:
+    pool = sa.exc.TimeoutError("QueuePool limit of size 5 overflow 10 reached")
+    assert (fault_for(pool).status, fault_for(pool).body()) == (503, _body(DATABASE_UNAVAILABLE))
+    locked = sqlite3.OperationalError("database is locked")
+    locked.sqlite_errorcode = 5  # type: ignore[attr-defined]  # as sqlite3 sets it
+    assert fault_for(sa.exc.OperationalError("UPDATE", {}, locked)).status == 503
+
+
+def _body(document: dict[str, Any]) -> bytes:
+    return json.dumps(document, separators=(",", ":")).encode()
