@@ -14,6 +14,7 @@ import sys
 
 from oslo_config import cfg
 
+from openkeel.cmd.preflight import StartupError
 from openkeel.conf import log as log_opts
 from openkeel.logcontext import NO_VALUE, RequestContextFilter
 
@@ -38,7 +39,10 @@ def build_handler(conf: cfg.ConfigOpts) -> logging.Handler:
     """The role's handler: its destination, filter and formatter from ``conf``."""
     handler: logging.Handler
     if conf.log_file:
-        handler = logging.FileHandler(conf.log_file, encoding="utf-8")
+        try:
+            handler = logging.FileHandler(conf.log_file, encoding="utf-8")
+        except OSError as exc:
+            raise StartupError(f"[DEFAULT] log_file {conf.log_file}: {exc.strerror}") from exc
     else:
         handler = logging.StreamHandler(sys.stderr)
     handler.set_name(HANDLER_NAME)
@@ -56,11 +60,11 @@ def build_handler(conf: cfg.ConfigOpts) -> logging.Handler:
 def setup(conf: cfg.ConfigOpts) -> logging.Handler:
     """Install the role's handler on the root logger (replacing an earlier one) and levels."""
     register_options(conf)
+    handler = build_handler(conf)
     root = logging.getLogger()
     for old in [h for h in root.handlers if h.get_name() == HANDLER_NAME]:
         root.removeHandler(old)
         old.close()
-    handler = build_handler(conf)
     root.addHandler(handler)
     root.setLevel(logging.DEBUG if conf.debug else logging.INFO)
     for pair in conf.default_log_levels:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from openkeel.cmd import logs
+from openkeel.cmd.preflight import StartupError
 from openkeel.conf import make_config
 from openkeel.logcontext import LogContext, bound
 
@@ -58,3 +59,11 @@ def test_debug_option_lowers_the_root_level(restore_logging: None) -> None:
     conf.set_override("debug", True)
     logs.setup(conf)
     assert logging.getLogger().level == logging.DEBUG
+
+
+def test_unwritable_log_file_is_one_clear_start_up_error(tmp_path: Path) -> None:
+    conf = make_config()
+    logs.register_options(conf)
+    conf.set_override("log_file", str(tmp_path / "missing" / "openkeel.log"))
+    with pytest.raises(StartupError, match=r"^\[DEFAULT\] log_file .*: No such file or directory$"):
+        logs.setup(conf)
