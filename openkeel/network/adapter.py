@@ -81,11 +81,14 @@ class NetworkAdapter(abc.ABC):
     name = "abstract"
 
     @abc.abstractmethod
-    def validate_networks(self, requested: Sequence[RequestedNetwork], max_count: int) -> int:
+    def validate_networks(
+        self, requested: Sequence[RequestedNetwork], max_count: int, project_id: str | None = None
+    ) -> int:
         """Check a create request's networks; return how many instances can be created.
 
         Raises a ``NetworkError`` (400 in the API) for unknown networks/ports, bad or used
-        fixed IPs, or a fixed IP requested for more than one instance.
+        fixed IPs, or a fixed IP requested for more than one instance. ``project_id`` is the
+        caller's project (None for an admin): what belongs to other projects is not shown.
         """
 
     def find_security_group(self, project_id: str, name_or_id: str) -> str:
@@ -119,7 +122,9 @@ class NoNetwork(NetworkAdapter):
 
     name = "none"
 
-    def validate_networks(self, requested: Sequence[RequestedNetwork], max_count: int) -> int:
+    def validate_networks(
+        self, requested: Sequence[RequestedNetwork], max_count: int, project_id: str | None = None
+    ) -> int:
         from openkeel.network import errors
 
         for item in requested:

@@ -24,10 +24,15 @@ class PortNotFound(NetworkError):
 
 
 class FixedIpAlreadyInUse(NetworkError):
-    def __init__(self, address: str, instance_uuid: str) -> None:
-        super().__init__(
-            f"Fixed IP address {address} is already in use on instance {instance_uuid}."
-        )
+    """Nova names the holding instance only when the caller can see it."""
+
+    def __init__(self, address: str, instance_uuid: str | None = None) -> None:
+        if instance_uuid is None:
+            super().__init__(f"Fixed IP {address} is already in use.")
+        else:
+            super().__init__(
+                f"Fixed IP address {address} is already in use on instance {instance_uuid}."
+            )
 
 
 class InvalidFixedIp(NetworkError):

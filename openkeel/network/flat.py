@@ -19,11 +19,13 @@ from typing import Any
 import sqlalchemy as sa
 from oslo_config import cfg
 
+from openkeel.db.schema import api as api_tables
 from openkeel.network import errors
 from openkeel.network.adapter import InstanceNetRef, NetworkAdapter, NetworkInfo, RequestedNetwork
 from openkeel.network.schema import ensure_schema, fixed_ips
 
 _T = fixed_ips
+_MAPPINGS = api_tables.instance_mappings
 _MAX_RACES = 32
 
 
@@ -69,7 +71,9 @@ class FlatNetwork(NetworkAdapter):
             raise errors.FixedIpNotInNetwork(address, self.network_id)
         return ip
 
-    def validate_networks(self, requested: Sequence[RequestedNetwork], max_count: int) -> int:
+    def validate_networks(
+        self, requested: Sequence[RequestedNetwork], max_count: int, project_id: str | None = None
+    ) -> int:
         wanted = self._wanted(requested)
         for item in wanted:
             if item.address is None:
@@ -79,15 +83,23 @@ class FlatNetwork(NetworkAdapter):
                 raise errors.InvalidFixedIpAndMaxCountRequest(
                     "max_count cannot be greater than 1 if an fixed_ip is specified."
                 )
-            owner = self._owner(item.address)
+            owner = self._owner(item.address, project_id)
             if owner is not None:
                 raise errors.FixedIpAlreadyInUse(item.address, owner)
         return max_count
 
-    def _owner(self, address: str) -> str | None:
+    def _owner(self, address: str, project_id: str | None = None) -> str | None:
+        """The instance holding ``address`` when the caller may see its port: any for an admin
+        (``project_id`` None), else only one of ``project_id``. Neutron lists a non-admin only
+        its project's ports, so Nova names no other project's instance (the boot fails later,
+        at allocation, with "already in use")."""
         query = sa.select(_T.c.instance_uuid).where(
             _T.c.network_id == self.network_id, _T.c.address == address
         )
+        if project_id is not None:
+            query = query.join(_MAPPINGS, _MAPPINGS.c.instance_uuid == _T.c.instance_uuid).where(
+                _MAPPINGS.c.project_id == project_id
+            )
         with self.db.connect() as conn:
             return conn.execute(query).scalar_one_or_none()
 
@@ -115,7 +127,9 @@ class FlatNetwork(NetworkAdapter):
         if item.address is not None:
             self._check_address(item.address)
             if not self._insert({**row, "address": item.address}):
-                raise errors.FixedIpAlreadyInUse(item.address, self._owner(item.address) or "")
+                # Nova's words when Neutron refuses the address: the holder is not named (the
+                # fault is shown to the booting project, which may not own it).
+                raise errors.FixedIpAlreadyInUse(item.address)
             return
         for _ in range(_MAX_RACES):
             free = self._first_free()

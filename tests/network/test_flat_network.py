@@ -8,6 +8,7 @@ import pytest
 
 from openkeel.api.services import ApiServices
 from openkeel.conf import make_config
+from openkeel.db.repositories import instance_mappings
 from openkeel.network import errors, get_network_adapter
 from openkeel.network.adapter import InstanceNetRef, NoNetwork, RequestedNetwork
 from openkeel.network.flat import FlatNetwork
@@ -135,3 +136,22 @@ def test_requested_network_wire_form() -> None:
         "port_id": None,
         "tag": "t",
     }
+
+
+def test_fixed_ip_of_another_project_is_not_named(services: ApiServices) -> None:
+    net = _flat(services)
+    with services.api_db.begin() as conn:
+        instance_mappings.create(conn, _inst(1).uuid, "demo", "demo", cell_uuid=None)
+    wanted = [RequestedNetwork(network_id=NET_ID, address="10.0.0.5")]
+    net.allocate_for_instance(_inst(1), wanted)
+    # Neutron shows a non-admin only its own ports: another project passes validation ...
+    assert net.validate_networks(wanted, 1, project_id="other") == 1
+    # ... and fails at allocation without learning who holds the address.
+    with pytest.raises(errors.FixedIpAlreadyInUse) as exc:
+        net.allocate_for_instance(_inst(2), wanted)
+    assert exc.value.message == "Fixed IP 10.0.0.5 is already in use."
+    with pytest.raises(errors.FixedIpAlreadyInUse) as own:
+        net.validate_networks(wanted, 1, project_id="demo")
+    assert own.value.message == (
+        f"Fixed IP address 10.0.0.5 is already in use on instance {_inst(1).uuid}."
+    )

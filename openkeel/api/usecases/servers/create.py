@@ -152,7 +152,9 @@ class ServerCreator:
             requested = [RequestedNetwork(network_id=cmd.networks)]
         else:
             requested = []
-        allowed = adapter.validate_networks(requested, cmd.max_count)
+        ctx = self._context
+        scope = None if ctx.is_admin else ctx.project_id
+        allowed = adapter.validate_networks(requested, cmd.max_count, scope)
         if allowed < cmd.max_count:
             return dataclasses.replace(cmd, max_count=max(allowed, cmd.min_count))
         return cmd
