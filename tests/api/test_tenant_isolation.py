@@ -53,6 +53,7 @@ class World:
     """A's objects (and the secrets that must never reach B) plus B's own server."""
 
     server: str = ""
+    building: str = ""  # a second server of A's, still a build request (not in a cell)
     group: str = ""
     migration: int = 0
     aggregate: int = 0
@@ -99,6 +100,8 @@ def _seed(api: ApiClient, services: ApiServices) -> World:
     )
     world.server = _ok(created)["server"]["id"]
     place(services, world.server)
+    building = {"server": {**server, "name": "alice-secret-building"}}
+    world.building = _ok(api.post("/v2.1/servers", json=building, token=ALICE))["server"]["id"]
     tags = {"tags": ["alice-secret-tag"]}
     _ok(api.put(f"/v2.1/servers/{world.server}/tags", json=tags, version="2.26", token=ALICE))
     with services.cell_dbs[CELL1_UUID].begin() as conn:
@@ -131,6 +134,10 @@ def _seed(api: ApiClient, services: ApiServices) -> World:
         "name": "alice-secret",  # every name and value above
         "fingerprint": key["keypair"]["fingerprint"],
         "request": "req-alice-secret",
+        "building": world.building,
+        "flavor": "alice-flavor",
+        "keypair": "alice-key",
+        "project": "proj-a",
     }
     for recorder in world.recorders or ():
         recorder.calls.clear()  # A's own boot; from here on, no call may name A's objects
@@ -299,6 +306,8 @@ def _snapshot(api: ApiClient, world: World) -> dict[str, Any]:
     sid = world.server
     reads = [
         (ALICE, f"/v2.1/servers/{sid}", "2.104"),
+        (ALICE, f"/v2.1/servers/{world.building}", "2.104"),
+        (ALICE, f"/v2.1/images/{IMAGE}", "2.35"),
         (ALICE, "/v2.1/servers/detail", "2.104"),
         (ALICE, f"/v2.1/servers/{sid}/metadata", "2.1"),
         (ALICE, f"/v2.1/servers/{sid}/tags", "2.26"),
@@ -317,16 +326,23 @@ def _snapshot(api: ApiClient, world: World) -> dict[str, Any]:
         (ADMIN, "/v2.1/os-services", "2.53"),
         (ALICE, "/v2.1/limits", "2.1"),
     ]
-    return {
+    found = {
         path: api.get(path, version=version, token=token).json() for token, path, version in reads
     }
+    # A build request's "updated" is the time of the request (Nova shows isotime(None)).
+    building = [found[f"/v2.1/servers/{world.building}"]["server"]]
+    building += [s for s in found["/v2.1/servers/detail"]["servers"] if s["id"] == world.building]
+    for server in building:
+        server.pop("updated")
+    return found
 
 
 def _rpc_naming_a(world: World) -> list[str]:
     assert world.recorders is not None
     calls = [c for recorder in world.recorders for c in recorder.calls]
     named = [f"{name}({kwargs!r})" for name, kwargs in calls]
-    return [text for text in named if world.server in text or world.group in text]
+    mentions = (world.server, world.building, world.group)
+    return [text for text in named if any(uuid in text for uuid in mentions)]
 
 
 # What Nova answers project B (member and reader alike, unless a pair (member, reader) is
@@ -489,6 +505,18 @@ def _crossing(api: ApiClient, world: World, attempt: Attempt, role: str) -> str 
     return None
 
 
+def _building_crossing(api: ApiClient, world: World, attempt: Attempt, role: str) -> str | None:
+    """B on A's server that is still a build request: Nova refuses too (its build request
+    lookup is not project-scoped, so it may answer 403 where OpenKeel answers 404)."""
+    if not attempt.template.startswith("/servers/{"):
+        return None
+    resp = _request(api, dataclasses.replace(world, server=world.building), attempt, role)
+    allowed = (BAD,) if _expected(attempt, role) == BAD else (FORBIDDEN, NOT_FOUND)
+    if resp.status_code not in allowed:
+        return f"{resp.status_code} (Nova: one of {allowed}): {resp.text[:200]}"
+    return None
+
+
 @pytest.fixture
 def world(api: ApiClient, services: ApiServices) -> World:
     return _seed(api, services)
@@ -515,6 +543,9 @@ def test_project_b_never_crosses_into_project_a(api: ApiClient, world: World) ->
             problem = _crossing(api, world, attempt, role)
             if problem:
                 crossings.append(f"{role} {' '.join(key)} @{attempt.version}: {problem}")
+            problem = _building_crossing(api, world, attempt, role)
+            if problem:
+                crossings.append(f"{role} {' '.join(key)} (building) @{attempt.version}: {problem}")
         if key[0] != "GET" or key == by_key_last(by_key):
             after = _snapshot(api, world)
             changed = [path for path in before if before[path] != after[path]]
@@ -564,6 +595,11 @@ def _uses(world: World) -> list[tuple[str, str, Any, str, int | str, str | None]
         ("POST", "/servers", booting(networks=[{"uuid": world.network, "fixed_ip": world.address}]),
          "2.104", SEEN, None),
         ("POST", "/os-keypairs", {"keypair": key}, "2.10", FORBIDDEN, None),
+        # The public image is shared, not B's: Glance refuses B's changes.
+        ("DELETE", f"/images/{IMAGE}", None, "2.35", FORBIDDEN,
+         "You are not allowed to delete the image."),
+        ("POST", f"/images/{IMAGE}/metadata", {"metadata": {"bob": "x"}}, "2.35", FORBIDDEN,
+         f"Not authorized for image {IMAGE}."),
         ("GET", "/os-keypairs?user_id=alice", None, "2.10", FORBIDDEN, None),
         ("GET", "/os-keypairs/alice-key?user_id=alice", None, "2.10", FORBIDDEN, None),
         ("DELETE", "/os-keypairs/alice-key?user_id=alice", None, "2.10", FORBIDDEN, None),
