@@ -581,6 +581,8 @@ def _uses(world: World) -> list[tuple[str, str, Any, str, int | str, str | None]
         "/servers/detail?changes-since=2000-01-01T00:00:00Z", "/os-server-groups?all_projects=True",
         "/flavors/detail?is_public=None", "/flavors?is_public=false", "/images/detail?owner=proj-a",
         "/os-keypairs?limit=1000", "/limits",
+        f"/servers?marker={sid}", f"/servers/detail?limit=1&marker={world.building}",
+        "/os-server-groups?all_projects=1&limit=1&offset=0",
     ]  # fmt: skip
     return [
         ("POST", "/servers", booting({"group": gid}), "2.104", BAD,
@@ -604,6 +606,7 @@ def _uses(world: World) -> list[tuple[str, str, Any, str, int | str, str | None]
         ("GET", "/os-keypairs/alice-key?user_id=alice", None, "2.10", FORBIDDEN, None),
         ("DELETE", "/os-keypairs/alice-key?user_id=alice", None, "2.10", FORBIDDEN, None),
         ("GET", "/limits?tenant_id=proj-a", None, "2.1", FORBIDDEN, None),
+        ("GET", "/flavors?marker=alice-flavor", None, "2.1", BAD, "marker [alice-flavor] not found"),
         ("GET", "/os-quota-sets/proj-a?user_id=alice", None, "2.1", FORBIDDEN, None),
     ] + [("GET", query, None, "2.104", SEEN, None) for query in queries]  # fmt: skip
 
@@ -644,3 +647,16 @@ def test_project_b_cannot_use_or_list_project_a_objects(api: ApiClient, world: W
     after = _snapshot(api, world)
     crossings += [f"A's {path} changed" for path in before if before[path] != after[path]]
     assert crossings == [], "\n".join(crossings)
+
+
+def test_url_naming_another_project_is_refused(api: ApiClient) -> None:
+    """``/v2.1/{project_id}/...`` URLs (project ids matching ``project_id_regex``) must name
+    the caller's own project, as Nova checks."""
+    for path in ("/v2.1/aaaa/servers", "/v2/aaaa/limits", "/v2.1/aaaa/os-quota-sets/aaaa"):
+        resp = api.get(path, token="bob:bbbb", headers={"X-Roles": "member,reader"})
+        assert resp.status_code == BAD, resp.text
+        assert resp.json()["badRequest"]["message"] == (
+            "Malformed request URL: URL's project_id 'aaaa' doesn't match Context's project_id "
+            "'bbbb'"
+        )
+    assert api.get("/v2.1/bbbb/servers", token="bob:bbbb").status_code == 200
