@@ -23,7 +23,7 @@ from openkeel.db.repositories import instances as instance_repo
 from openkeel.db.schema import cell as cell_schema
 from openkeel.db.softdelete import ReadDeleted, live
 from openkeel.domain.errors import NotFound
-from openkeel.domain.instances import UNSET, Instance, InstanceUpdate
+from openkeel.domain.instances import UNSET, Instance, InstanceNotFound, InstanceUpdate
 
 LOG = logging.getLogger(__name__)
 
@@ -46,6 +46,18 @@ def fault_fields(exc: BaseException) -> tuple[int, str, str]:
         message = type(exc).__name__
     details = "".join(traceback.format_exception(exc)) if code == 500 else message
     return code, message[:MAX_FAULT_MESSAGE], details
+
+
+def _still_live(conn: sa.Connection, uuids: list[str]) -> list[Instance]:
+    """The instances of ``uuids`` still there when read one by one: on PostgreSQL (READ
+    COMMITTED) another role may delete one after the query that found it."""
+    found = []
+    for uuid in uuids:
+        try:
+            found.append(instance_repo.get(conn, uuid))
+        except InstanceNotFound:
+            continue
+    return found
 
 
 @dataclass(frozen=True)
@@ -122,8 +134,7 @@ class InstanceRecords:
         """Live instances whose ``host`` is ``host``."""
         query = sa.select(_I.c.uuid).where(live(_I), _I.c.host == host).order_by(_I.c.id)
         with reader(self.db).connect() as conn:
-            uuids = list(conn.execute(query).scalars())
-            return [instance_repo.get(conn, uuid) for uuid in uuids]
+            return _still_live(conn, list(conn.execute(query).scalars()))
 
     def soft_deleted_before(self, cutoff: Any) -> list[Instance]:
         """Live instances in soft-delete state, last updated before ``cutoff``."""
@@ -131,7 +142,7 @@ class InstanceRecords:
             live(_I), _I.c.vm_state == "soft-delete", _I.c.updated_at < cutoff
         )
         with reader(self.db).connect() as conn:
-            return [instance_repo.get(conn, u) for u in conn.execute(query).scalars()]
+            return _still_live(conn, list(conn.execute(query).scalars()))
 
     # --- faults ------------------------------------------------------------------------------
 
