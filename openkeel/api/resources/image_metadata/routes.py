@@ -1,4 +1,4 @@
-"""Routes of /images/{image_id}/metadata: gone (plain 404) after 2.38."""
+"""Routes of /images/{image_id}/metadata: gone (404) after 2.38."""
 
 from __future__ import annotations
 

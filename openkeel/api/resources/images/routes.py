@@ -1,4 +1,4 @@
-"""Routes of the /images proxy: all gone (plain 404) after 2.35, Nova's proxy API cap."""
+"""Routes of the /images proxy: all gone (404) after 2.35, Nova's proxy API cap."""
 
 from __future__ import annotations
 
