@@ -23,7 +23,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ed25519
 
 from openkeel.api.factory import build_routes
-from openkeel.api.microversion import MAX_VERSION
+from openkeel.api.microversion import LEGACY_V2, MAX_VERSION
 from openkeel.api.services import ApiServices
 from openkeel.api.usecases.images import image_service
 from openkeel.clients.image_catalog import DEFAULT_IMAGE
@@ -261,7 +261,8 @@ ACTION_BODIES: dict[tuple[str, str], Any] = {
 
 @dataclass(frozen=True)
 class Attempt:
-    """One request of B: a route (and action) of the table at one microversion."""
+    """One request of B: a route (and action) of the table at one microversion; version
+    ``2.0`` is the legacy ``/v2`` mount, which serves the endpoints that date from 2.1."""
 
     method: str
     template: str
@@ -273,9 +274,12 @@ class Attempt:
         return (self.method, self.template, self.action)
 
 
+LEGACY = "2.0"
+
+
 def _attempts() -> list[Attempt]:
     """Every served method and action of the route table, at the newest version of each of
-    its microversion windows (not-built 501s and removed 410s are not served)."""
+    its microversion windows and on /v2 (not-built 501s and removed 410s are not served)."""
     found: list[Attempt] = []
     for route in build_routes().routes():
         served = [(m, "", eps) for m, eps in route.methods.items()]
@@ -286,19 +290,43 @@ def _attempts() -> list[Attempt]:
                     continue
                 version = min(ep.max_version, MAX_VERSION)
                 found.append(Attempt(method, route.template, action, f"{version}"))
+                if (
+                    ep.serves(LEGACY_V2)
+                    and route.template.startswith("/")
+                    and route.template != "/"
+                ):
+                    found.append(Attempt(method, route.template, action, LEGACY))
     return found
+
+
+# /v2 validates bodies as 2.1 does (where they differ from the newest version's).
+LEGACY_ACTION_BODIES: dict[tuple[str, str], Any] = {
+    (ACTIONS_PATH, "os-migrateLive"): {
+        "host": None, "block_migration": False, "disk_over_commit": False
+    },
+}  # fmt: skip
+
+
+LEGACY_BODIES: dict[tuple[str, str], Any] = {
+    ("POST", "/os-server-groups"): {"server_group": {"name": "bob", "policies": ["affinity"]}},
+    ("POST", "/servers"): {"server": {"name": "bob-vm", "imageRef": IMAGE, "flavorRef": "1"}},
+}
 
 
 def _request(api: ApiClient, world: World, attempt: Attempt, role: str) -> Any:
     path = _paths(world)[attempt.template]
+    legacy = attempt.version == LEGACY
     if attempt.action:
-        body: Any = {attempt.action: ACTION_BODIES.get((attempt.template, attempt.action))}
+        bodies = {**ACTION_BODIES, **LEGACY_ACTION_BODIES} if legacy else ACTION_BODIES
+        body: Any = {attempt.action: bodies.get((attempt.template, attempt.action))}
     else:
-        body = BODIES.get((attempt.method, attempt.template))
+        plain = {**BODIES, **LEGACY_BODIES} if legacy else BODIES
+        body = plain.get((attempt.method, attempt.template))
     headers = {"X-Roles": ROLES[role]}
-    return api.request(
-        attempt.method, path, json=body, version=attempt.version, token=BOB, headers=headers
-    )
+    if legacy and path.startswith("/v2.1"):
+        path = "/v2" + path.removeprefix("/v2.1")
+    version = None if legacy else attempt.version
+    return api.request(attempt.method, path, json=body, version=version, token=BOB, headers=headers)
 
 
 def _snapshot(api: ApiClient, world: World) -> dict[str, Any]:
