@@ -38,6 +38,18 @@ class InstanceLocks:
         with lock:
             yield
 
+    @contextmanager
+    def try_hold(self, uuid: str) -> Iterator[bool]:
+        """Hold the instance's lock if no other thread does; yields whether it is held."""
+        with self._guard:
+            lock = self._locks.setdefault(uuid, threading.RLock())
+        held = lock.acquire(blocking=False)
+        try:
+            yield held
+        finally:
+            if held:
+                lock.release()
+
 
 @dataclass
 class ComputeHost:

@@ -1,8 +1,10 @@
-"""Settle resizes, cold and live migrations that a restart of the compute service interrupted.
+"""Settle resizes, cold and live migrations that nobody is working on any more.
 
 Start-up reconciliation (``reconcile.init_instances``) calls ``recover_moves`` first: a move
 whose migration is still in progress and whose instance points at this host has nobody working
-on it any more. Left alone its migration would stay in progress for good, its consumer's
+on it any more. The stale-operation periodic task calls it for moves that have not changed for
+``stale_task_timeout`` and that no thread of this service holds (a conductor that died
+mid-move, a cast lost with a broker restart). Left alone its migration would stay in progress for good, its consumer's
 Placement allocation (the source side) would never be freed, and the server could never be
 confirmed, reverted or moved again. Each one is settled as the move's own failure handling
 would have settled it:
@@ -19,6 +21,7 @@ would have settled it:
 
 from __future__ import annotations
 
+import datetime
 import logging
 
 from openkeel.compute.host import ComputeHost
@@ -62,19 +65,28 @@ class MoveInterrupted(ComputeError):
     def __init__(self, migration: Migration) -> None:
         super().__init__(
             f"The {migration.migration_type} of the instance (migration {migration.id}, status "
-            f"{migration.status}) was interrupted when the compute service restarted."
+            f"{migration.status}) was interrupted: no service was working on it any more."
         )
 
 
-def recover_moves(host: ComputeHost) -> list[str]:
-    """Settle every in-progress move whose instance points at this host; their uuids."""
+def recover_moves(host: ComputeHost, updated_before: datetime.datetime | None = None) -> list[str]:
+    """Settle every in-progress move whose instance points at this host; their uuids.
+
+    At start-up every one is settled. With ``updated_before`` (the stale-operation periodic
+    task) only moves whose migration has not changed since then, and whose instance no thread
+    of this service is working on.
+    """
     with reader(host.records.db).connect() as conn:
         pending = migrations.list_migrations(conn, statuses=IN_PROGRESS, host=host.host)
     settled = []
     for migration in pending:
+        stamp = migration.updated_at or migration.created_at
+        if updated_before is not None and (stamp is None or stamp >= updated_before):
+            continue
         try:
-            if _recover(host, migration):
-                settled.append(migration.instance_uuid)
+            with host.locks.try_hold(migration.instance_uuid) as idle:
+                if idle and _recover(host, migration):
+                    settled.append(migration.instance_uuid)
         except Exception:
             LOG.exception("Could not settle migration %s", migration.uuid)
     return settled
@@ -90,7 +102,7 @@ def _recover(host: ComputeHost, migration: Migration) -> bool:
         return False  # the host the instance points at settles it
     uuid = instance.uuid
     exc = MoveInterrupted(migration)
-    LOG.warning("Settling %s of %s after restart: %s", migration.status, uuid, exc)
+    LOG.warning("Settling %s of %s: %s", migration.status, uuid, exc)
     if migration.status == status.CONFIRMING:
         set_migration(host, migration, status=status.FINISHED)
         host.records.update(uuid, InstanceUpdate(vm_state=VmState.RESIZED.value, task_state=None))

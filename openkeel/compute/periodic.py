@@ -26,7 +26,7 @@ class PeriodicTask:
     """One task: ``spacing`` seconds between runs (negative: disabled)."""
 
     name: str
-    function: Callable[[], None]
+    function: Callable[[], object]
     spacing: float
     run_immediately: bool = False
     last_run: datetime.datetime | None = None
@@ -57,7 +57,7 @@ class PeriodicRunner:
     def add(
         self,
         name: str,
-        function: Callable[[], None],
+        function: Callable[[], object],
         spacing: float,
         *,
         run_immediately: bool = False,

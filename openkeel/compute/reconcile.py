@@ -6,10 +6,15 @@ stable state: interrupted resizes and migrations are rolled back or set to ERROR
 their guest removed; deleting → the delete is finished; powering-off/on → finished; reboots → a hard
 reboot is finished; any other task state is cleared. Then Placement allocations held on this
 host's providers by consumers with no live instance are deleted.
+
+``recover_stale_operations`` (a periodic task) applies the same decisions to instances whose
+operation nobody runs any more without a restart: a task state or migration unchanged for
+``stale_task_timeout`` while no thread of this service holds the instance.
 """
 
 from __future__ import annotations
 
+import datetime
 import logging
 
 from openkeel.compute import guest, move_recovery
@@ -88,3 +93,40 @@ def _destroy_guest(host: ComputeHost, instance: Instance) -> None:
         host.records.update(instance.uuid, InstanceUpdate(network_info=[]))
     except Exception:
         LOG.exception("Could not clean up the interrupted build of %s", instance.uuid)
+
+
+def recover_stale_operations(host: ComputeHost) -> list[str]:
+    """Settle operations nobody runs any more, as a restart would (``stale_task_timeout``).
+
+    An instance of this host whose task state (or in-progress migration) has not changed for
+    the timeout and whose lock no thread of this service holds lost its operation: the cast
+    vanished with a broker restart, or the conductor died mid-move. Returns the uuids settled.
+    """
+    timeout = host.conf.stale_task_timeout
+    if not timeout:
+        return []
+    cutoff = host.clock.now() - datetime.timedelta(seconds=timeout)
+    settled = move_recovery.recover_moves(host, updated_before=cutoff)
+    for instance in host.records.on_host(host.host):
+        stamp = instance.updated_at or instance.created_at
+        if instance.task_state is None or stamp is None or stamp >= cutoff:
+            continue
+        with host.locks.try_hold(instance.uuid) as idle:
+            if not idle:
+                continue  # an operation is running: it owns the instance
+            current = host.records.get(instance.uuid)
+            if (current.task_state, current.updated_at) != (
+                instance.task_state,
+                instance.updated_at,
+            ):
+                continue
+            LOG.warning(
+                "Instance %s has been in task state %s since %s with no operation running: "
+                "settling it",
+                instance.uuid,
+                instance.task_state,
+                stamp,
+            )
+            init_instance(host, current)
+            settled.append(instance.uuid)
+    return settled

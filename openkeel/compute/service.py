@@ -156,6 +156,11 @@ class ComputeService:
             conf.sync_power_state_interval)  # fmt: skip
         add("check_instance_build_time", lambda: periodic_tasks.check_build_timeouts(host), 0)
         add("reclaim_queued_deletes", lambda: periodic_tasks.reclaim_queued_deletes(host), 0)
+        add(
+            "recover_stale_operations",
+            lambda: reconcile.recover_stale_operations(host),
+            0,
+        )
 
     def heartbeat(self) -> None:
         """Bump report_count and last_seen_up of the service record."""

@@ -46,6 +46,15 @@ DEFAULT_OPTS = [
         help="Seconds a build may take before the instance goes to ERROR (0: no limit). "
         "OpenKeel default 600; Nova's is 0.",
     ),
+    cfg.IntOpt(
+        "stale_task_timeout",
+        default=900,
+        min=0,
+        help="Seconds after which an operation on an instance of this host that no thread of "
+        "the compute service is running any more (its message was lost with a broker restart, "
+        "or the conductor died mid-move) is settled as a restart would settle it (0: never). "
+        "OpenKeel only; Nova leaves such instances in their task state.",
+    ),
     cfg.IntOpt("shutdown_timeout", default=60, min=0, help="Seconds of graceful shutdown."),
     cfg.IntOpt("max_concurrent_builds", default=10, min=0, help="Builds at once (0: no limit)."),
 ]

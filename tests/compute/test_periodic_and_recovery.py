@@ -3,6 +3,7 @@ reconciliation after a simulated crash."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -118,3 +119,33 @@ def test_restart_after_crash_mid_build_converges(cloud: Cloud) -> None:
     assert cloud.placement.get_allocations(orphan).allocations == {}
     consumers = set(cloud.placement.get_provider_allocations(node.uuid))
     assert consumers == {spawning.uuid, stopping.uuid}
+
+
+def test_operation_whose_cast_was_lost_is_settled_after_the_stale_timeout(cloud: Cloud) -> None:
+    """A stop accepted by the API whose cast vanished (broker restart): no thread runs it, so
+    after ``stale_task_timeout`` compute finishes it as a restart would."""
+    compute = cloud.compute().start(background=False)
+    instance = cloud.instance(compute)
+    build_and_run(compute.host, CTX, BuildArgs(instance.uuid))
+    cloud.cell1.update(instance.uuid, InstanceUpdate(task_state="powering-off"))
+    cloud.clock.advance(899)
+    compute.periodic.run("recover_stale_operations")
+    assert cloud.cell1.get(instance.uuid).task_state == "powering-off"  # not stale yet
+    cloud.clock.advance(2)
+    held, release = threading.Event(), threading.Event()
+
+    def operation_in_flight() -> None:
+        with compute.host.locks.hold(instance.uuid):
+            held.set()
+            release.wait(10)
+
+    worker = threading.Thread(target=operation_in_flight)
+    worker.start()
+    assert held.wait(10)
+    compute.periodic.run("recover_stale_operations")
+    release.set()
+    worker.join()
+    assert cloud.cell1.get(instance.uuid).task_state == "powering-off"
+    compute.periodic.run("recover_stale_operations")
+    stopped = cloud.cell1.get(instance.uuid)
+    assert (stopped.vm_state, stopped.task_state, stopped.power_state) == ("stopped", None, 4)
