@@ -608,7 +608,8 @@ def _uses(world: World) -> list[tuple[str, str, Any, str, int | str, str | None]
         "/servers/detail?name=alice", f"/servers/detail?uuid={sid}", "/servers?user_id=alice",
         "/servers/detail?changes-since=2000-01-01T00:00:00Z", "/os-server-groups?all_projects=True",
         "/flavors/detail?is_public=None", "/flavors?is_public=false", "/images/detail?owner=proj-a",
-        "/os-keypairs?limit=1000", "/limits",
+        "/os-keypairs?limit=1000", "/limits", "/servers/detail?tags-any=alice-secret-tag",
+        f"/servers/detail?ip={world.address}", "/servers?all_tenants=1&key_name=alice-key",
         f"/servers?marker={sid}", f"/servers/detail?limit=1&marker={world.building}",
         "/os-server-groups?all_projects=1&limit=1&offset=0",
     ]  # fmt: skip

@@ -173,3 +173,19 @@ def test_a_pattern_the_database_refuses_is_a_400(
     assert ids(seeded.find(ADMIN, FlavorFilters(None, name_regex="^t"), FlavorPage(), False)) == [
         "1"
     ]
+
+
+def test_a_failing_database_is_not_blamed_on_the_pattern(
+    seeded: FlavorRepository, engine: sa.Engine
+) -> None:
+    """An outage during a filtered list stays a database error (500/503), not a 400."""
+
+    @sa.event.listens_for(engine, "before_cursor_execute")
+    def broken(*_: Any) -> None:
+        raise sa.exc.OperationalError("SELECT", {}, Exception("server has gone away"))
+
+    try:
+        with pytest.raises(sa.exc.OperationalError):
+            seeded.find(ADMIN, FlavorFilters(None, name_regex="(((x"), FlavorPage(), False)
+    finally:
+        sa.event.remove(engine, "before_cursor_execute", broken)
