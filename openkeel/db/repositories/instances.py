@@ -125,30 +125,35 @@ def _insert_key_values(
 def _add_security_groups(conn: sa.Connection, instance: Instance, now: Any) -> None:
     """Associate the named groups of the instance's project (created when missing)."""
     for name in dict.fromkeys(instance.security_groups):
-        group_id = conn.execute(
-            sa.select(rows.SG.c.id).where(
-                rows.SG.c.project_id == instance.project_id,
-                rows.SG.c.name == name,
-                rows.SG.c.deleted == 0,
-            )
-        ).scalar()
+        query = sa.select(rows.SG.c.id).where(
+            rows.SG.c.project_id == instance.project_id,
+            rows.SG.c.name == name,
+            rows.SG.c.deleted == 0,
+        )
+        group_id = conn.execute(query).scalar()
         if group_id is None:
-            result = conn.execute(
-                sa.insert(rows.SG).values(
-                    name=name,
-                    description=name,
-                    project_id=instance.project_id,
-                    user_id=instance.user_id,
-                    created_at=now,
-                    deleted=0,
-                )
-            )
-            group_id = result.inserted_primary_key[0]  # type: ignore[index]
+            group_id = _create_security_group(conn, instance, name, now, query)
         conn.execute(
             sa.insert(rows.SG_ASSOC).values(
                 security_group_id=group_id, instance_uuid=instance.uuid, created_at=now, deleted=0
             )
         )
+
+
+def _create_security_group(
+    conn: sa.Connection, instance: Instance, name: str, now: Any, query: sa.Select[Any]
+) -> Any:
+    """Insert the group; if another build of the project inserted it first (PostgreSQL,
+    MariaDB: both found none), use theirs. The savepoint keeps this transaction usable; the
+    locking read sees their commit even under MariaDB's REPEATABLE READ snapshot."""
+    values = {"name": name, "description": name, "project_id": instance.project_id,
+              "user_id": instance.user_id, "created_at": now, "deleted": 0}  # fmt: skip
+    try:
+        with conn.begin_nested():
+            result = conn.execute(sa.insert(rows.SG).values(**values))
+    except sa.exc.IntegrityError:
+        return conn.execute(query.with_for_update(read=True)).scalar_one()
+    return result.inserted_primary_key[0]  # type: ignore[index]
 
 
 _GET_SQL = {
