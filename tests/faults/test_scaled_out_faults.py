@@ -100,6 +100,7 @@ def _restart_database() -> str:
     return f"PostgreSQL {version} restart (fast)"
 
 
+@pytest.mark.disruptive
 @pytest.mark.skipif(
     not DISRUPTIVE,
     reason="restarts the shared RabbitMQ and PostgreSQL: set OPENKEEL_FAULTS_DISRUPTIVE=1",
