@@ -14,6 +14,7 @@ publishing goes through one lock-guarded connection that reconnects and retries.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import uuid
@@ -61,11 +62,15 @@ class _Publisher:
         self._connection: Connection | None = None
         self._declared: set[str] = set()
 
-    def publish(self, body: bytes, exchange: Exchange | None, routing_key: str) -> None:
+    def publish(
+        self, body: bytes, exchange: Exchange | None, routing_key: str, queue: Queue | None = None
+    ) -> None:
         with self._lock:
             for attempt in range(1, PUBLISH_ATTEMPTS + 1):
                 connection = self._connect()
                 try:
+                    if queue is not None:
+                        self._declare(connection, queue)
                     self._publish(connection, body, exchange, routing_key)
                     return
                 except _connection_errors(connection) as exc:
@@ -80,6 +85,24 @@ class _Publisher:
     def close(self) -> None:
         with self._lock:
             self._reset()
+
+    def _declare(self, connection: Connection, queue: Queue) -> None:
+        """Declare the queue a message is sent to (once per connection), so that it waits
+        there even when the broker lost the queue (a restart drops non-durable queues) and its
+        consumer has not declared it again yet. A queue that exists with other arguments (a
+        sender with another expiry) is left as it is; that needs its own channel, which the
+        broker closes on the refusal."""
+        if queue.name in self._declared:
+            return
+        channel = connection.channel()
+        try:
+            queue(channel).declare()
+        except tuple(connection.channel_errors) as exc:  # e.g. 406 PRECONDITION_FAILED
+            LOG.debug("Queue %s not declared (%s); sending anyway", queue.name, exc)
+        finally:
+            with contextlib.suppress(*_connection_errors(connection)):
+                channel.close()
+        self._declared.add(queue.name)
 
     def _publish(
         self,
@@ -278,11 +301,11 @@ class RabbitTransport:
     def _send(self, target: Target, message: Message) -> None:
         self._check_open()
         if target.fanout:
-            exchange, key = self._fanout_exchange(target.topic), ""
-        else:
-            exchange = self._exchange
-            key = f"{target.topic}.{target.server}" if target.server else target.topic
-        self._publisher.publish(encode(message), exchange, key)
+            self._publisher.publish(encode(message), self._fanout_exchange(target.topic), "")
+            return
+        key = f"{target.topic}.{target.server}" if target.server else target.topic
+        queue = self._queue(key, self._exchange, key)
+        self._publisher.publish(encode(message), self._exchange, key, queue)
 
     def _replier(self, reply_to: str | None) -> Callable[[Reply], None]:
         def reply(answer: Reply) -> None:

@@ -87,9 +87,11 @@ def test_kill_9_of_each_role_during_operations(
 
 
 def _restart_broker(down: float) -> str:
-    subprocess.run(["rabbitmqctl", "stop_app"], check=True, capture_output=True, timeout=120)
-    time.sleep(down)  # the broker stays down a while: that is the fault, not a wait
-    subprocess.run(["rabbitmqctl", "start_app"], check=True, capture_output=True, timeout=120)
+    try:
+        subprocess.run(["rabbitmqctl", "stop_app"], check=True, capture_output=True, timeout=120)
+        time.sleep(down)  # the broker stays down a while: that is the fault, not a wait
+    finally:  # never leave the shared broker stopped
+        subprocess.run(["rabbitmqctl", "start_app"], check=True, capture_output=True, timeout=120)
     return f"RabbitMQ stop_app, down {down:.1f}s, start_app"
 
 
