@@ -22,7 +22,7 @@ from openkeel.db.engine import make_engine
 from tests.db.backends import DatabaseFactory
 from tests.e2e.conftest import _free_port
 from tests.faults.processes import Process, nova_conf, role, wait_http
-from tests.faults.scenario import CONDUCTOR
+from tests.faults.scenario import CONDUCTOR, DEFAULTS
 from tests.faults.state import ADMIN, Deployment
 
 ROLES = ("scheduler", "conductor", "compute", "api")
@@ -88,7 +88,7 @@ def scaled_out(tmp_path: Path, factory: DatabaseFactory) -> Iterator[ScaledOut]:
         tmp_path / "nova.conf",
         DEFAULT={"transport_url": TRANSPORT, "host": f"faults-{uuid.uuid4().hex[:6]}",
                  "control_exchange": f"openkeel_faults_{uuid.uuid4().hex[:8]}",
-                 "osapi_compute_listen_port": str(port), "allow_resize_to_same_host": "true"},
+                 "osapi_compute_listen_port": str(port), **DEFAULTS},
         api={"auth_strategy": "noauth2"},
         api_database={"connection": urls["api"]},
         database={"connection": urls["cell1"]},

@@ -26,8 +26,10 @@ SETTLE_SECONDS = float(os.environ.get("OPENKEEL_FAULTS_SETTLE", "90"))
 GONE_SECONDS = 60.0
 
 
-# Sweep for orphaned builds every few seconds (the defaults, 60 s and 300 s, suit production).
+# Orphaned builds and stale operations are settled after seconds, not the production defaults
+# (60 s sweeps, 300 s build requests, 900 s operations), so a run can settle within its bound.
 CONDUCTOR = {"orphan_sweep_interval": "5", "build_request_timeout": "15"}
+DEFAULTS = {"allow_resize_to_same_host": "true", "stale_task_timeout": "20"}
 
 
 def seed() -> int:

@@ -17,7 +17,7 @@ import httpx
 
 from tests.e2e.conftest import _free_port
 from tests.faults.processes import Process, all_in_one, nova_conf, wait_http
-from tests.faults.scenario import CONDUCTOR, Outcome, conclude, inject, seed
+from tests.faults.scenario import CONDUCTOR, DEFAULTS, Outcome, conclude, inject, seed
 from tests.faults.state import Deployment
 from tests.faults.workload import Workload, create_flavors, set_quotas
 
@@ -41,7 +41,7 @@ def test_kill_9_of_the_all_in_one_during_200_operations(tmp_path: Path) -> None:
     port = _free_port()
     conf = nova_conf(
         tmp_path / "nova.conf",
-        DEFAULT={"allow_resize_to_same_host": "true"},
+        DEFAULT=DEFAULTS,
         conductor=CONDUCTOR,
     )
     aio = all_in_one(tmp_path, port, conf)
