@@ -310,6 +310,7 @@ LEGACY_ACTION_BODIES: dict[tuple[str, str], Any] = {
 LEGACY_BODIES: dict[tuple[str, str], Any] = {
     ("POST", "/os-server-groups"): {"server_group": {"name": "bob", "policies": ["affinity"]}},
     ("POST", "/servers"): {"server": {"name": "bob-vm", "imageRef": IMAGE, "flavorRef": "1"}},
+    ("PUT", "/os-services/{id}"): {"host": "host1", "binary": "nova-compute"},
 }
 
 
