@@ -22,7 +22,7 @@ from typing import Any
 import jsonschema
 from jsonschema import validators as js_validators
 
-from openkeel.api.microversion import MAX_VERSION, APIVersion, v
+from openkeel.api.microversion import LEGACY_V2, MAX_VERSION, APIVersion, v
 from openkeel.domain.errors import ValidationFailed
 
 _FORMATS = jsonschema.FormatChecker(formats=())
@@ -286,8 +286,15 @@ class Versioned:
         return cls(built, v(until) if until else MAX_VERSION)
 
     def at(self, version: APIVersion) -> Schema | None:
-        """The schema in force at ``version`` (None: no validation at that version)."""
-        chosen: Schema | None = None
+        """The schema in force at ``version`` (None: no validation at that version).
+
+        The legacy /v2 mount (2.0) gets the first entry when none starts at 2.0: like Nova's
+        unversioned schemas, a table starting at 2.1 covers v2 too (relaxed), so no body
+        reaches a handler unchecked.
+        """
+        if not self.entries:
+            return None
+        chosen: Schema | None = self.entries[0][1] if version == LEGACY_V2 else None
         for start, schema in self.entries:
             if version >= start:
                 chosen = schema
