@@ -75,6 +75,14 @@ class InvalidSortKey(Invalid):
         super().__init__("Sort key supplied was not valid.")
 
 
+class InvalidSortDirection(Invalid):
+    """Nova's ``InvalidInput`` from its sort parameter check: an unknown direction, or more
+    directions than keys."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"Invalid input received: {reason}")
+
+
 class InstanceUpdateConflict(Conflict):
     """The row's state was not what the caller expected (compare-and-swap lost)."""
 

@@ -155,3 +155,19 @@ def test_down_cell_minimal_records(api: ApiClient, services: ApiServices) -> Non
     assert shown["status"] == "UNKNOWN"
     assert shown["flavor"]["original_name"] == "f1"
     assert shown["OS-EXT-AZ:availability_zone"] == "UNKNOWN"
+
+
+@pytest.mark.parametrize(
+    ("query", "reason"),
+    [
+        ("?sort_dir=asc&sort_dir=desc", "Sort direction size exceeds sort key size"),
+        ("?sort_key=display_name&sort_dir=(((", "Unknown sort direction, must be 'desc' or 'asc'"),
+    ],
+)
+def test_bad_sort_directions_are_400(
+    api: ApiClient, three: list[str], query: str, reason: str
+) -> None:
+    """Nova's sort parameter check (InvalidInput, 400); more directions than keys was a 500
+    (found by tests/fuzz)."""
+    for path in ("/v2.1/servers", "/v2.1/servers/detail"):
+        _error(api.get(f"{path}{query}", token=USER), 400, f"Invalid input received: {reason}")

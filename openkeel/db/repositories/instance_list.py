@@ -18,7 +18,7 @@ import sqlalchemy as sa
 
 from openkeel.db import regex_filters
 from openkeel.db.repositories import instance_rows as rows
-from openkeel.domain.instances import Instance, InvalidSortKey
+from openkeel.domain.instances import Instance, InvalidSortDirection, InvalidSortKey
 from openkeel.domain.states import StatusFilter, VmState
 
 INST = rows.INST
@@ -196,6 +196,10 @@ def normalize_sort(
     """Nova's ``process_sort_params`` plus ``uuid`` as the final tie-break across cells."""
     keys = list(sort_keys or ())
     dirs = list(sort_dirs or ())
+    if any(direction not in ("asc", "desc") for direction in dirs):
+        raise InvalidSortDirection("Unknown sort direction, must be 'desc' or 'asc'")
+    if len(dirs) > len(keys):
+        raise InvalidSortDirection("Sort direction size exceeds sort key size")
     default_dir = dirs[0] if dirs else DEFAULT_SORT_DIR
     dirs += [default_dir] * (len(keys) - len(dirs))
     for key in (*DEFAULT_SORT_KEYS, TIEBREAK_KEY):
