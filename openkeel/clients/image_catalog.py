@@ -92,9 +92,17 @@ def _image(row: sa.Row[Any]) -> Image:
     return Image(**values)
 
 
+def _since(text: str) -> datetime.datetime | None:
+    """A ``changes-since`` time; Glance answers 400 to one it cannot parse."""
+    try:
+        return parse_time(text)
+    except ValueError as exc:
+        raise ImageBadRequest(f"Invalid time format for updated_at: {text}") from exc
+
+
 def _matches(image: Image, key: str, value: str) -> bool:
     if key == "updated_at" and value.startswith("gte:"):
-        since = parse_time(value[4:])
+        since = _since(value[4:])
         return since is None or (image.updated_at is not None and image.updated_at >= since)
     if key in ("name", "status", "visibility", "owner", "disk_format", "container_format"):
         return str(getattr(image, key)) == value

@@ -128,6 +128,17 @@ def test_unknown_marker(api: ApiClient) -> None:
     assert resp.json()["badRequest"]["message"] == "Invalid marker. Image nope could not be found."
 
 
+@pytest.mark.parametrize("since", ["(((", "None", "2026-13-45T99:99:99"])
+@pytest.mark.parametrize("path", ["/v2.1/images", "/v2.1/images/detail"])
+def test_unparseable_changes_since(api: ApiClient, path: str, since: str) -> None:
+    """Glance refuses a time it cannot parse with a 400; the catalog raised ValueError, a
+    500 (found by tests/fuzz)."""
+    resp = api.get(f"{path}?changes-since={since}", token="demo:demo")
+    assert resp.status_code == 400, resp.text
+    message = resp.json()["badRequest"]["message"]
+    assert message == f"Invalid time format for updated_at: {since}"
+
+
 def test_delete(api: ApiClient, catalog: EmbeddedImageCatalog) -> None:
     resp = api.delete(f"/v2.1/images/{DEFAULT_IMAGE.id}", token="demo:demo")
     assert resp.status_code == 403
