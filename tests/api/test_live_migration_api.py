@@ -187,6 +187,14 @@ def test_show_errors(api: ApiClient, services: ApiServices, active: str) -> None
     assert body["id"] == running
 
 
+@pytest.mark.parametrize("mid", ["9" * 30, "\u00b2", "\u0661"])
+def test_migration_ids_no_row_can_have(api: ApiClient, active: str, mid: str) -> None:
+    """Past 64 bits (an OverflowError binding it) or digits int() refuses: 404, as for any
+    unknown id, not a 500 (found by tests/fuzz)."""
+    resp = api.get(f"/v2.1/servers/{active}/migrations/{mid}", version="2.23", token=ADMIN)
+    _error(resp, 404, f"In-progress live migration {mid} is not found for server {active}.")
+
+
 def test_abort(
     api: ApiClient, services: ApiServices, active: str, roles: tuple[Recorder, Recorder]
 ) -> None:

@@ -118,11 +118,12 @@ class LiveMigrator:
     def migration(self, found: FoundServer, migration_id: str) -> Migration:
         """The server's migration ``migration_id`` (MigrationNotFoundForInstance, 404)."""
         missing = MigrationNotFoundForInstance(migration_id, found.instance.uuid)
-        if found.cell_uuid is None or not migration_id.isdigit():
+        row_id = _row_id(migration_id)
+        if found.cell_uuid is None or row_id is None:
             raise missing
         with self._cell(found).connect() as conn:
             try:
-                migration = migrations.get(conn, int(migration_id))
+                migration = migrations.get(conn, row_id)
             except MigrationNotFound:
                 raise missing from None
         if migration.instance_uuid != found.instance.uuid:
@@ -180,3 +181,13 @@ class LiveMigrator:
             conn, uuid, action, request_id=ctx.request_id, user_id=ctx.user_id,
             project_id=ctx.project_id,
         )  # fmt: skip
+
+
+def _row_id(text: str) -> int | None:
+    """``text`` as a migration row id; None when no row can have it: not ASCII digits (``"²"``
+    is a digit to ``str.isdigit`` but not to ``int``) or past the 64-bit range a database
+    driver can bind (Nova's query then finds no row: a 404)."""
+    if not (text.isascii() and text.isdigit()):
+        return None
+    number = int(text)
+    return number if number < 2**63 else None
