@@ -70,9 +70,12 @@ def _int_filter(raw: str | None, label: str) -> int | None:
     if raw is None:
         return None
     try:
-        return int(raw)
+        number = int(raw)
     except ValueError:
         raise Invalid(f"Invalid {label} filter [{raw}]") from None
+    # Nova's database compares any integer; a driver binds 64 bits at most, and no column
+    # holds a value near those bounds, so clamping keeps the answer (all or none).
+    return max(-(2**63), min(number, 2**63 - 1))
 
 
 def _checked_int(value: Any, label: str, minimum: int) -> int:
