@@ -11,6 +11,7 @@ so only one embedded Placement may run per process at a time. Its options live i
 
 from __future__ import annotations
 
+import logging
 import threading
 import warnings
 from collections.abc import Callable, Iterable
@@ -27,6 +28,7 @@ from oslo_db.sqlalchemy import engines
 
 from openkeel.clients.placement import PlacementClient
 
+LOG = logging.getLogger(__name__)
 DB_FILE = "placement.sqlite"
 BASE_URL = "http://placement.embedded"
 _ACTIVE_LOCK = threading.Lock()
@@ -96,6 +98,25 @@ def _cache_placement_validators() -> None:
         util.jsonschema = _CachedJsonschema()
 
 
+def _drop_consumers_without_allocations(engine: Any) -> None:
+    """Remove consumers a killed process left without allocations.
+
+    Placement creates a new consumer in one transaction and writes its allocations in the
+    next, removing the consumer only when that write raises; a process killed in between
+    leaves it (generation 0). ``GET /allocations`` does not show it, so every later write for
+    that uuid sends generation None and is refused. Called before this process serves any
+    request, when nothing else writes to the file.
+    """
+    statement = (
+        "DELETE FROM consumers WHERE NOT EXISTS "
+        "(SELECT 1 FROM allocations WHERE allocations.consumer_id = consumers.uuid)"
+    )
+    with engine.begin() as conn:
+        dropped = conn.exec_driver_sql(statement).rowcount
+    if dropped:
+        LOG.warning("Dropped %s Placement consumers left without allocations", dropped)
+
+
 class EmbeddedPlacement:
     """Placement on ``<data_dir>/placement.sqlite``; ``start()`` creates/migrates the DB."""
 
@@ -143,7 +164,9 @@ class EmbeddedPlacement:
         resource_class._RESOURCE_CLASSES_SYNCED = False
         _cache_placement_validators()
         # loadapp runs Placement's migrations and syncs standard traits and resource classes
-        return _serialized(deploy.loadapp(conf))
+        app = _serialized(deploy.loadapp(conf))
+        _drop_consumers_without_allocations(self._engine)
+        return app
 
     def stop(self) -> None:
         global _active
