@@ -21,7 +21,8 @@ Given the API (admin token) and the databases (the API DB URL; the cell DBs are 
     a Placement consumer with allocations that is neither a live instance nor the migration of
     a live instance in ``resized`` (``VERIFY_RESIZE``); a live instance on a host (ACTIVE,
     SHUTOFF, VERIFY_RESIZE, ...) without allocations; an instance's allocations not matching its
-    flavor or on another node than its own; any allocation of a cell0 instance.
+    flavor or on another node than its own; any allocation of a cell0 instance; a Placement
+    consumer left without allocations (it refuses later writes).
 ``quota``
     ``GET /os-quota-sets/{p}/detail`` ``in_use`` and ``GET /limits?tenant_id={p}`` totals
     (instances, cores, ram) differ from the servers that exist (``GET /servers/{id}`` 200) in
@@ -190,6 +191,13 @@ def check_allocations(db: DbState, report: Report) -> None:
             )
 
 
+def check_empty_consumers(db: DbState, report: Report) -> None:
+    """A Placement consumer without allocations is invisible to GET but refuses every write
+    that does not know its generation: its server can never hold allocations again."""
+    for consumer in sorted(db.empty_consumers):
+        report.add("orphan-allocation", consumer, "Placement consumer left without allocations")
+
+
 def _check_consumer(
     db: DbState, consumer: str, by_rp: dict[str, dict[str, int]], report: Report
 ) -> None:
@@ -299,6 +307,7 @@ def evaluate(db: DbState, state: ApiState, *, expect_empty: bool = False) -> Rep
     check_transitional(db, state, report)
     check_ghost_rows(db, state, report)
     check_allocations(db, report)
+    check_empty_consumers(db, report)
     check_quota(state, report)
     check_faults(state, report)
     if expect_empty:

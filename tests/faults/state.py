@@ -66,6 +66,7 @@ class DbState:
     instances: dict[str, list[Instance]] = field(default_factory=dict)  # uuid -> rows, all cells
     migrations: dict[str, tuple[str, str]] = field(default_factory=dict)  # uuid -> inst, status
     allocations: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
+    empty_consumers: set[str] = field(default_factory=set)  # Placement rows, no allocations
 
     def live(self, uuid: str) -> Instance | None:
         return next((i for i in self.instances.get(uuid, []) if not i.deleted), None)
@@ -101,6 +102,7 @@ def read_databases(deployment: Deployment) -> DbState:
         with _engine(url) as cell_db, cell_db.connect() as conn:
             _read_cell_db(conn, cell_uuid, state)
     state.allocations = read_allocations(deployment.placement_db_url)
+    state.empty_consumers = read_empty_consumers(deployment.placement_db_url)
     return state
 
 
@@ -167,6 +169,16 @@ def read_allocations(placement_db_url: str) -> dict[str, dict[str, dict[str, int
             by_rp = found.setdefault(row.consumer_id, {}).setdefault(row.name, {})
             by_rp[row.rc] = by_rp.get(row.rc, 0) + int(row.used)
     return found
+
+
+def read_empty_consumers(placement_db_url: str) -> set[str]:
+    """Placement consumers without allocations (normally removed with their last one)."""
+    query = sa.text(
+        "SELECT uuid FROM consumers WHERE NOT EXISTS "
+        "(SELECT 1 FROM allocations WHERE allocations.consumer_id = consumers.uuid)"
+    )
+    with _engine(placement_db_url) as engine, engine.connect() as conn:
+        return set(conn.execute(query).scalars())
 
 
 # --- API state ------------------------------------------------------------------------------

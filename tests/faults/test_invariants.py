@@ -112,7 +112,14 @@ def test_a_deleted_server_keeps_its_flagged_mapping_without_being_a_ghost() -> N
 
 @pytest.mark.parametrize(
     "breach",
-    ["deleted consumer", "missing allocation", "wrong amount", "cell0", "stale migration"],
+    [
+        "deleted consumer",
+        "missing allocation",
+        "wrong amount",
+        "cell0",
+        "stale migration",
+        "empty consumer",
+    ],
 )
 def test_orphan_allocations(breach: str) -> None:
     db, api = _clean()
@@ -126,9 +133,11 @@ def test_orphan_allocations(breach: str) -> None:
         db.instances[VM] = [_instance(cell=CELL0, vm_state="error", host=None)]
         db.mappings[VM] = Mapping(VM, CELL0, "p", False)
         api.shown[VM] = api.listed[VM] = _server(status="ERROR", fault={"message": "x"})
-    else:
+    elif breach == "stale migration":
         db.migrations[MIGRATION] = (VM, "error")
         db.allocations[MIGRATION] = ALLOCATION
+    else:
+        db.empty_consumers.add(OTHER)
     assert "orphan-allocation" in _invariants(db, api)
 
 
