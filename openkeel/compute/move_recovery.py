@@ -14,9 +14,13 @@ would have settled it:
   instance (replacing the destination claim), migration ``error``, no task state, a fault;
 - an interrupted confirm: back to VERIFY_RESIZE (migration ``finished``), so the user or the
   automatic confirm window can confirm again;
-- anything else (the guest had moved, or a revert was under way): migration ``error`` and the
-  server in ERROR with a fault, as Nova does for a move that fails after the guest moved. The
-  orphan-allocation audit then frees the migration consumer's allocation.
+- an interrupted revert (migration ``reverting``, or the instance still in task
+  ``resize_reverting``): finished, from the step it had reached (``resume_revert``) — the
+  destination destroys the new guest and marks the migration ``reverted``, the source restores
+  the old guest, flavor and allocations. Both steps ignore a late duplicate of themselves;
+- anything else (the guest had moved): migration ``error`` and the server in ERROR with a
+  fault, as Nova does for a move that fails after the guest moved. The orphan-allocation
+  audit then frees the migration consumer's allocation.
 """
 
 from __future__ import annotations
@@ -25,15 +29,21 @@ import datetime
 import logging
 
 from openkeel.compute.host import ComputeHost
+from openkeel.compute.operations import resize_verify
 from openkeel.compute.operations.outcome import set_error
-from openkeel.compute.operations.resize import roll_back_move, set_migration
+from openkeel.compute.operations.resize import (
+    compute_client,
+    roll_back_move,
+    set_migration,
+)
 from openkeel.db.engine import reader
 from openkeel.db.repositories import migrations
 from openkeel.domain import migrations as status
 from openkeel.domain.errors import ComputeError
-from openkeel.domain.instances import InstanceNotFound, InstanceUpdate
+from openkeel.domain.instances import Instance, InstanceNotFound, InstanceUpdate
 from openkeel.domain.migrations import Migration
-from openkeel.domain.states import VmState
+from openkeel.domain.states import TaskState, VmState
+from openkeel.rpc.message import CallContext
 
 LOG = logging.getLogger(__name__)
 
@@ -103,7 +113,9 @@ def _recover(host: ComputeHost, migration: Migration) -> bool:
     uuid = instance.uuid
     exc = MoveInterrupted(migration)
     LOG.warning("Settling %s of %s: %s", migration.status, uuid, exc)
-    if migration.status == status.CONFIRMING:
+    if migration.status == status.REVERTING:
+        resume_revert(host, instance)
+    elif migration.status == status.CONFIRMING:
         set_migration(host, migration, status=status.FINISHED)
         host.records.update(uuid, InstanceUpdate(vm_state=VmState.RESIZED.value, task_state=None))
     elif migration.status in _NOT_MOVED and instance.host == migration.source_compute:
@@ -114,4 +126,51 @@ def _recover(host: ComputeHost, migration: Migration) -> bool:
     return True
 
 
-__all__ = ["IN_PROGRESS", "MoveInterrupted", "recover_moves"]
+def resume_revert(host: ComputeHost, instance: Instance) -> None:
+    """Finish the interrupted revertResize of ``instance`` from the step it had reached.
+
+    Migration ``finished`` (the API died before it marked the migration) or ``reverting``: the
+    destination step runs here (this host is the one the instance points at). Migration
+    ``reverted``: the destination is done; the source step runs here when this host is the
+    source (it had started: the instance points back at it), else it is cast to the source.
+    Anything else cannot be a revert in progress: the server goes to ERROR.
+    """
+    uuid = instance.uuid
+    context = CallContext(roles=("admin",))
+    with reader(host.records.db).connect() as conn:
+        found = migrations.list_migrations(conn, instance_uuid=uuid)
+    migration = found[0] if found else None
+    revertible = (status.FINISHED, status.REVERTING, status.REVERTED)
+    if migration is None or migration.status not in revertible:
+        LOG.warning("Instance %s was reverting with no migration to revert: ERROR", uuid)
+        if migration is not None:
+            set_migration(host, migration, status=status.ERROR)
+        set_error(host, uuid, InterruptedRevert(migration))
+        return
+    LOG.warning("Finishing the interrupted revert of %s (migration %s)", uuid, migration.status)
+    data = {"id": migration.id}
+    if migration.status != status.REVERTED:
+        if migration.status == status.FINISHED:
+            migration = set_migration(host, migration, status=status.REVERTING)
+        resize_verify.revert_resize(host, context, uuid, data, {})
+    elif migration.source_compute == host.host:
+        resize_verify.finish_revert_resize(host, context, uuid, data)
+    else:
+        compute_client(host).finish_revert_resize(
+            context, instance, migration.to_primitive(), migration.source_compute or "", {}
+        )
+
+
+class InterruptedRevert(ComputeError):
+    """Fault of a revert that cannot be finished (its migration is gone or settled)."""
+
+    def __init__(self, migration: Migration | None) -> None:
+        what = "no migration" if migration is None else f"migration status {migration.status}"
+        super().__init__(f"The revert of the resize was interrupted and cannot go on ({what}).")
+
+
+def is_reverting(instance: Instance) -> bool:
+    return instance.task_state == TaskState.RESIZE_REVERTING.value
+
+
+__all__ = ["IN_PROGRESS", "MoveInterrupted", "is_reverting", "recover_moves", "resume_revert"]

@@ -169,12 +169,20 @@ def _live_consumers(host: ComputeHost, consumers: set[str]) -> set[str]:
                 sa.select(inst.c.uuid).where(inst.c.uuid.in_(wanted), inst.c.deleted == 0)
             ).scalars()
         )
+        # A reverted migration still holds the source claim until the source has finished
+        # the revert (its instance leaves task resize_reverting): that claim goes back to it.
+        reverting = sa.exists().where(
+            inst.c.uuid == mig.c.instance_uuid,
+            inst.c.deleted == 0,
+            inst.c.task_state == TaskState.RESIZE_REVERTING.value,
+        )
         live |= set(
             cell.execute(
                 sa.select(mig.c.uuid).where(
                     mig.c.uuid.in_(wanted),
                     mig.c.deleted == 0,
-                    mig.c.status.not_in(sorted(MIGRATION_DONE)),
+                    mig.c.status.not_in(sorted(MIGRATION_DONE))
+                    | ((mig.c.status == REVERTED) & reverting),
                 )
             ).scalars()
         )

@@ -52,8 +52,10 @@ class InterruptedByRestart(ComputeError):
 def init_instances(host: ComputeHost) -> None:
     """Settle interrupted moves, resolve every instance of this host, then drop orphan
     allocations (the settled moves' consumers among them)."""
-    move_recovery.recover_moves(host)
+    settled = set(move_recovery.recover_moves(host))
     for instance in host.records.on_host(host.host):
+        if instance.uuid in settled:
+            continue  # its move's recovery settled it (or cast its last step)
         try:
             init_instance(host, instance)
         except Exception:
@@ -78,6 +80,8 @@ def init_instance(host: ComputeHost, instance: Instance) -> None:
         power.stop(host, context, uuid, clean_shutdown=False)
     elif task == TaskState.POWERING_ON:
         power.start(host, context, uuid)
+    elif move_recovery.is_reverting(instance):
+        move_recovery.resume_revert(host, instance)
     elif task in SOFT_REBOOT_STATES or task in HARD_REBOOT_STATES:
         host.records.update(uuid, InstanceUpdate(task_state=TaskState.REBOOTING_HARD.value))
         power.reboot(host, context, uuid, "HARD")

@@ -150,3 +150,69 @@ def test_source_killed_mid_resize_rolls_back_on_restart(cloud: Cloud) -> None:
     assert [m["status"] for m in migrations["migrations"]] == ["error"]
     assert cloud.usage() == TINY  # the source claim is the instance's again, nothing else
     gate.release()
+
+
+def _kill(cloud: Cloud, host: str) -> None:
+    """kill -9 of one compute role: it stops without draining and is forgotten."""
+    service = cloud.computes.pop(host)
+    service.stop(drain=False)
+    cloud.roles.computes.remove(service)
+
+
+def _resized_to_other_host(cloud: Cloud, gated: str, delays: dict[str, float], gate: Gate) -> str:
+    """A server booted on ``gated`` (a compute whose ``delays`` wait on ``gate``) and resized
+    to the other host, in VERIFY_RESIZE."""
+    (other,) = cloud.computes
+    _set_service(cloud, other, "disabled")
+    cloud.add_compute(gated, delays=delays, sleep=gate.sleep)
+    server = cloud.wait(cloud.boot("reverted")["id"])
+    assert server["OS-EXT-SRV-ATTR:host"] == gated
+    _set_service(cloud, other, "enabled")
+    _set_service(cloud, gated, "disabled")  # the resize must go to the other host
+    _action(cloud, server["id"], {"resize": {"flavorRef": "2"}})
+    assert cloud.wait(server["id"])["status"] == "VERIFY_RESIZE"
+    return str(server["id"])
+
+
+def _reverted(cloud: Cloud, server_id: str, source: str) -> None:
+    settled = cloud.wait(server_id)
+    assert (settled["status"], settled["OS-EXT-SRV-ATTR:host"]) == ("ACTIVE", source), settled
+    assert settled["flavor"]["original_name"] == "m1.tiny"
+    migrations = cloud.api.get(f"/v2.1/os-migrations?instance_uuid={server_id}").json()
+    assert [m["status"] for m in migrations["migrations"]] == ["reverted"]
+    assert cloud.usage() == TINY  # the source claim is the instance's again, nothing else
+
+
+def test_source_killed_mid_revert_finishes_the_revert_on_restart(cloud: Cloud) -> None:
+    """kill -9 of the source while it restores the old guest (the destination is done, the
+    migration ``reverted``): on restart the source finishes the revert, old flavor and
+    allocation back, instead of leaving VERIFY_RESIZE with the wrong claims."""
+    gate = Gate()
+    cloud.gates.append(gate)
+    source = f"source-{time.monotonic_ns()}"
+    delays = {"finish_revert_migration": 1.0}
+    server_id = _resized_to_other_host(cloud, source, delays, gate)
+    _action(cloud, server_id, {"revertResize": None})
+    assert gate.entered.wait(30), "the revert never reached the source"
+    _kill(cloud, source)
+    cloud.add_compute(source)  # restarted on the same host: reconciles on start
+    _reverted(cloud, server_id, source)
+    gate.release()
+
+
+def test_destination_killed_mid_revert_finishes_the_revert_on_restart(cloud: Cloud) -> None:
+    """kill -9 of the destination while it destroys the new guest (migration ``reverting``):
+    on restart it resumes the revert, and the source restores the old guest."""
+    gate = Gate()
+    cloud.gates.append(gate)
+    (dest,) = cloud.computes
+    source = f"source-{time.monotonic_ns()}"
+    server_id = _resized_to_other_host(cloud, source, {}, gate)
+    _kill(cloud, dest)
+    cloud.add_compute(dest, delays={"destroy": 1.0}, sleep=gate.sleep)
+    _action(cloud, server_id, {"revertResize": None})
+    assert gate.entered.wait(30), "the revert never reached the destination"
+    _kill(cloud, dest)
+    cloud.add_compute(dest)
+    _reverted(cloud, server_id, source)
+    gate.release()

@@ -85,6 +85,10 @@ def revert_resize(
     """Destination: destroy the new guest, then the source restores the old one."""
 
     def body(instance: Instance, migration: Migration) -> None:
+        if migration.status != status.REVERTING:
+            # A late duplicate: the restart's recovery (move_recovery.resume_revert) ran it.
+            LOG.info("Revert of %s already handled (migration %s)", uuid, migration.status)
+            return
         if migration.source_compute != migration.dest_compute:
             host.driver.destroy(
                 guest.instance_ref(host.conf, instance),
@@ -105,6 +109,9 @@ def finish_revert_resize(
     """Source: old flavor, host and guest back; allocations back from the migration."""
 
     def body(instance: Instance, migration: Migration) -> None:
+        if instance.task_state != TaskState.RESIZE_REVERTING.value:
+            LOG.info("Revert of %s already finished (task %s)", uuid, instance.task_state)
+            return  # a late duplicate of a revert the restart's recovery finished
         old = instance.old_flavor or instance.flavor
         instance = host.records.update(
             uuid,
