@@ -32,6 +32,14 @@ API_OPTS = [
     cfg.BoolOpt(
         "list_records_by_skipping_down_cells", default=True, help="Skip down cells when listing."
     ),
+    cfg.IntOpt(
+        "max_servers_per_request",
+        default=1000,
+        min=1,
+        help="Most servers one POST /servers builds (OpenKeel; Nova has no bound but quota). "
+        "A larger max_count is cut to it, a larger min_count refused with 400, so a project "
+        "with unlimited quota cannot make the API allocate without end.",
+    ),
     cfg.StrOpt(
         "response_validation",
         default="warn",

@@ -74,6 +74,26 @@ def test_reservation_id_and_multiple(ready: ApiClient, services: ApiServices) ->
     assert len(conductor.calls[0][1]["build_requests"]) == 3
 
 
+def test_one_request_builds_a_bounded_number_of_servers(
+    ready: ApiClient, services: ApiServices
+) -> None:
+    """Unlimited quota: max_count 2**64 is cut to [api] max_servers_per_request (the API would
+    otherwise allocate rows without end); a min_count past it is a 400 naming the option."""
+    conductor, _ = wire(services)
+    services.conf.set_override("max_servers_per_request", 3, group="api")
+    admin_quota = {"quota_set": {"instances": -1, "cores": -1, "ram": -1}}
+    assert ready.put("/v2.1/os-quota-sets/demo", json=admin_quota, token=ADMIN).status_code == 200
+    resp = _post(ready, {"min_count": 1, "max_count": 2**64, "return_reservation_id": True})
+    assert resp.status_code == 202, resp.text
+    assert len(conductor.calls[0][1]["build_requests"]) == 3
+    _error(
+        _post(ready, {"min_count": 4, "max_count": 2**64}),
+        400,
+        "min_count 4 is more than the 3 servers one request can build "
+        "([api] max_servers_per_request).",
+    )
+
+
 @pytest.mark.parametrize(
     ("server", "version", "message"),
     [

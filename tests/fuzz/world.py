@@ -22,7 +22,8 @@ PROJECT = "admin"
 FLAVOR = "fuzz-flavor"
 KEYPAIR = "fuzz-key"
 SPEC = ("hw:cpu_policy", "shared")
-UNLIMITED = {"instances": -1, "cores": -1, "ram": -1, "server_groups": -1, "key_pairs": -1}
+# Servers bounded (a fuzzed max_count builds up to the quota, and ensure() deletes them).
+QUOTA = {"instances": 5, "cores": -1, "ram": -1, "server_groups": -1, "key_pairs": -1}
 
 
 @dataclass
@@ -48,7 +49,7 @@ class World:
     def ensure(self) -> None:
         """Make every object exist again, the server ACTIVE and alone."""
         api = self.cloud.api
-        self.call("PUT", f"/v2.1/os-quota-sets/{PROJECT}", json={"quota_set": UNLIMITED})
+        self.call("PUT", f"/v2.1/os-quota-sets/{PROJECT}", json={"quota_set": QUOTA})
         self._ensure_flavor()
         if api.get(f"/v2.1/images/{IMAGE}", token=ADMIN).status_code == 404:
             image_service(self.cloud.services).add(DEFAULT_IMAGE)  # type: ignore[attr-defined]

@@ -110,6 +110,7 @@ class ServerCreator:
         viewer = Viewer(ctx.project_id, ctx.is_admin)
         chosen = checks.flavor(self._services, viewer, cmd.flavor_ref)
         self._check_networks(cmd)
+        cmd = self._bounded(cmd)
         if cmd.hostname and cmd.max_count > 1:
             raise Invalid("Unable to allocate a single hostname to multiple instances")
         if placement.zone and placement.host is None:
@@ -130,6 +131,18 @@ class ServerCreator:
         return self._record_and_cast(
             cmd, chosen, booted, key, group, placement, password, reservation_id, engine
         )
+
+    def _bounded(self, cmd: CreateServers) -> CreateServers:
+        """max_count cut to ``[api] max_servers_per_request``; a min_count past it is a 400."""
+        bound = int(self._conf.api.max_servers_per_request)
+        if cmd.min_count > bound:
+            raise Invalid(
+                f"min_count {cmd.min_count} is more than the {bound} servers one request "
+                "can build ([api] max_servers_per_request)."
+            )
+        if cmd.max_count > bound:
+            return dataclasses.replace(cmd, max_count=bound)
+        return cmd
 
     def _image(self, cmd: CreateServers, chosen: Flavor) -> Image | None:
         if not cmd.image_ref:
