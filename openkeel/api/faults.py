@@ -4,7 +4,8 @@ Every error the API returns goes through :func:`fault_for`; handlers never build
 Domain errors carry their status. Infrastructure failures that are not the client's doing and
 pass with time get a 503 that names them: storage full (SQLite "database or disk is full",
 PostgreSQL disk_full, MySQL disk/table full, ``ENOSPC``) and a database that cannot be reached
-(or stays locked or busy past its timeouts).
+(or stays locked or busy past its timeouts), and a message that could not be sent to another
+role or got no answer in time (broker down, service gone).
 Anything else is Nova's opaque 500 naming only the exception class.
 """
 
@@ -19,7 +20,7 @@ import orjson
 import sqlalchemy.exc as sa_exc
 
 from openkeel.domain.errors import ComputeError
-from openkeel.rpc.errors import RemoteError
+from openkeel.rpc.errors import MessagingError, MessagingTimeout, RemoteError
 
 FAULT_KEYS = {
     400: "badRequest",
@@ -41,6 +42,9 @@ NOT_FOUND_MESSAGE = "The resource could not be found."
 NOT_SUPPORTED_MESSAGE = "The requested functionality is not supported."
 STORAGE_FULL_MESSAGE = "The compute service's storage is full; retry later."
 DATABASE_UNAVAILABLE_MESSAGE = "The compute service's database is unavailable; retry later."
+MESSAGING_UNAVAILABLE_MESSAGE = (
+    "A compute service this request needs could not be reached ({}); retry later."
+)
 SUPPORT_TEXT = "Please contact the administrator"
 FAULT_CONTENT_TYPE = b"application/json; charset=UTF-8"
 
@@ -116,6 +120,15 @@ def _remote(exc: BaseException) -> Fault | None:
     return STORAGE_FULL if any(text in exc.value for text in STORAGE_FULL_TEXTS) else None
 
 
+def _messaging(exc: BaseException) -> Fault | None:
+    """Not sent (broker unreachable, transport closed) or not answered in time; a failure
+    of the other role itself (RemoteError) stays a 500."""
+    if isinstance(exc, RemoteError):
+        return None
+    reason = "no answer in time" if isinstance(exc, MessagingTimeout) else "messaging unavailable"
+    return Fault(503, MESSAGING_UNAVAILABLE_MESSAGE.format(reason))
+
+
 # Looked up along the exception's MRO: the most specific class that answers wins.
 _CLASSIFIERS: dict[type[BaseException], Callable[[BaseException], Fault | None]] = {
     ComputeError: _domain,
@@ -123,6 +136,7 @@ _CLASSIFIERS: dict[type[BaseException], Callable[[BaseException], Fault | None]]
     sa_exc.TimeoutError: _pool_timeout,
     OSError: _os_error,
     RemoteError: _remote,
+    MessagingError: _messaging,
 }
 
 

@@ -8,9 +8,12 @@ import dataclasses
 from datetime import UTC, datetime
 from typing import Any
 
+import sqlalchemy as sa
+
 from openkeel.api.services import ApiServices
 from openkeel.clients.image_catalog import DEFAULT_IMAGE
 from openkeel.db.repositories import build_requests, instance_mappings, instances
+from openkeel.db.schema import cell as cell_tables
 from openkeel.domain.instances import Instance, InstanceUpdate
 from tests.client import ApiClient
 from tests.conftest import CELL1_UUID
@@ -90,3 +93,15 @@ def place(
         if changes:
             instances.update(conn, server_id, InstanceUpdate(**changes))
         return instances.get(conn, server_id)
+
+
+def host_up(services: ApiServices, host: str = "host1") -> None:
+    """A compute service row for ``host`` that reports up (the API then casts to it)."""
+    with services.cell_dbs[CELL1_UUID].begin() as conn:
+        conn.execute(
+            sa.insert(cell_tables.services).values(
+                host=host, binary="nova-compute", topic="compute", report_count=1,
+                disabled=False, forced_down=False, deleted=0, version=66,
+                created_at=sa.func.now(), last_seen_up=sa.func.now(), updated_at=sa.func.now(),
+            )
+        )  # fmt: skip

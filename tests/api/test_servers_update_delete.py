@@ -8,7 +8,7 @@ import pytest
 
 from openkeel.api.services import ApiServices
 from openkeel.db.repositories import build_requests, instance_mappings, instances
-from tests.api.server_fakes import ADMIN, USER, create, flavor, place, wire
+from tests.api.server_fakes import ADMIN, USER, create, flavor, host_up, place, wire
 from tests.client import ApiClient
 from tests.conftest import CELL1_UUID
 
@@ -77,7 +77,7 @@ def test_delete_while_building(api: ApiClient, services: ApiServices) -> None:
 
 def test_delete_casts_terminate(api: ApiClient, services: ApiServices, active: str) -> None:
     _, compute = wire(services)
-    _host_up(services)
+    host_up(services)
     assert api.delete(f"/v2.1/servers/{active}", token=USER).status_code == 204
     assert compute.names() == ["terminate_instance"]
     assert _row(services, active).task_state == "deleting"
@@ -145,21 +145,6 @@ def test_pending_actions(api: ApiClient, active: str) -> None:
     missing = "6b8b4567-0000-4000-8000-00000000ffff"
     resp = _action(api, missing, {"os-start": None})
     _error(resp, 404, f"Instance {missing} could not be found.")
-
-
-def _host_up(services: ApiServices) -> None:
-    import sqlalchemy as sa
-
-    from openkeel.db.schema import cell as cell_tables
-
-    with services.cell_dbs[CELL1_UUID].begin() as conn:
-        conn.execute(
-            sa.insert(cell_tables.services).values(
-                host="host1", binary="nova-compute", topic="compute", report_count=1,
-                disabled=False, forced_down=False, deleted=0, version=66,
-                created_at=sa.func.now(), last_seen_up=sa.func.now(), updated_at=sa.func.now(),
-            )
-        )  # fmt: skip
 
 
 def test_admin_may_delete_locked(api: ApiClient, services: ApiServices) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from openkeel.api.context import RequestContext
+from openkeel.api.usecases.sending import undone_if_unsent
 from openkeel.api.usecases.servers.create import call_context
 from openkeel.api.usecases.servers.lifecycle import InstanceIsLocked
 from openkeel.api.usecases.servers.lookup import FoundServer
@@ -67,10 +68,12 @@ class LiveMigrator:
                              "live-migration", expected=[None])  # fmt: skip
         conductor = getattr(self._services, "conductor", None)
         if conductor is not None:
-            conductor.live_migrate_instance(
-                call_context(self._context), updated, {"host": host}, block_migration,
-                disk_over_commit, spec,
-            )  # fmt: skip
+            task = TaskState.MIGRATING.value
+            with undone_if_unsent(self._cell(found), inst.uuid, "live migration", task):
+                conductor.live_migrate_instance(
+                    call_context(self._context), updated, {"host": host}, block_migration,
+                    disk_over_commit, spec,
+                )  # fmt: skip
 
     def abort(self, found: FoundServer, migration_id: str, queued_too: bool) -> None:
         """DELETE /servers/{id}/migrations/{migration_id} (202)."""

@@ -9,10 +9,12 @@ end of a resize. Called by the servers action handlers and openkeel.api.resource
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from openkeel.api.context import RequestContext
 from openkeel.api.usecases.quotas import QuotaEngine
+from openkeel.api.usecases.sending import undone_if_unsent
 from openkeel.api.usecases.servers.create import call_context
 from openkeel.api.usecases.servers.create_building import snapshot
 from openkeel.api.usecases.servers.create_checks import flavor as find_flavor
@@ -124,12 +126,14 @@ class ServerMover:
         conductor = getattr(self._services, "conductor", None)
         if conductor is None:
             return
-        conductor.migrate_server(
-            call_context(self._context), updated, {"filter_properties": {"ignore_hosts": ignore}},
-            live=False, rebuild=False, flavor=None if new is None else new.to_primitive(),
-            block_migration=None, disk_over_commit=None, clean_shutdown=True,
-            request_spec=spec, do_cast=True,
-        )  # fmt: skip
+        task = TaskState.RESIZE_PREP.value
+        with undone_if_unsent(self._cell(found), updated.uuid, action, task):
+            conductor.migrate_server(
+                call_context(self._context), updated,
+                {"filter_properties": {"ignore_hosts": ignore}}, live=False, rebuild=False,
+                flavor=None if new is None else new.to_primitive(), block_migration=None,
+                disk_over_commit=None, clean_shutdown=True, request_spec=spec, do_cast=True,
+            )  # fmt: skip
 
     # --- confirm and revert ------------------------------------------------------------------
 
@@ -141,10 +145,12 @@ class ServerMover:
         self._record(found, "confirmResize")
         compute = getattr(self._services, "compute", None)
         if compute is not None:
-            compute.confirm_resize(
-                call_context(self._context), inst, migration.to_primitive(),
-                migration.source_compute or "",
-            )  # fmt: skip
+            unmark = self._back_to_finished(found, migration)
+            with undone_if_unsent(self._cell(found), inst.uuid, "confirmResize", undo=unmark):
+                compute.confirm_resize(
+                    call_context(self._context), inst, migration.to_primitive(),
+                    migration.source_compute or "",
+                )  # fmt: skip
 
     def revert(self, found: FoundServer) -> None:
         """revertResize: back to the source with the old flavor (202)."""
@@ -157,10 +163,13 @@ class ServerMover:
         migration = self._set_status(found, migration, mstatus.REVERTING)
         compute = getattr(self._services, "compute", None)
         if compute is not None:
-            compute.revert_resize(
-                call_context(self._context), updated, migration.to_primitive(),
-                migration.dest_compute or "", self._spec(inst),
-            )  # fmt: skip
+            unmark = self._back_to_finished(found, migration)
+            task = TaskState.RESIZE_REVERTING.value
+            with undone_if_unsent(self._cell(found), inst.uuid, "revertResize", task, unmark):
+                compute.revert_resize(
+                    call_context(self._context), updated, migration.to_primitive(),
+                    migration.dest_compute or "", self._spec(inst),
+                )  # fmt: skip
 
     def _finished(self, found: FoundServer) -> Migration:
         with self._cell(found).connect() as conn:
@@ -170,6 +179,14 @@ class ServerMover:
                 )
             except MigrationNotFoundByStatus:
                 raise Invalid("Instance has not been resized.") from None
+
+    def _back_to_finished(self, found: FoundServer, migration: Migration) -> Callable[[], None]:
+        """The undo of a confirm or revert whose cast was not sent: migration ``finished``."""
+
+        def undo() -> None:
+            self._set_status(found, migration, mstatus.FINISHED)
+
+        return undo
 
     def _set_status(self, found: FoundServer, migration: Migration, status: str) -> Migration:
         with self._cell(found).begin() as conn:

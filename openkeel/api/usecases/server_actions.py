@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from openkeel.api.context import RequestContext
+from openkeel.api.usecases.sending import undone_if_unsent
 from openkeel.api.usecases.servers.create import call_context
 from openkeel.api.usecases.servers.lifecycle import InstanceIsLocked
 from openkeel.api.usecases.servers.lookup import FoundServer, find_server
@@ -109,7 +110,9 @@ class ServerActions:
             self._start_action(conn, inst.uuid, action)
         compute = self._compute()
         if compute is not None:
-            getattr(compute, method)(call_context(self._context), updated)
+            db = self._cell(found, operation)
+            with undone_if_unsent(db, inst.uuid, operation, task.value):
+                getattr(compute, method)(call_context(self._context), updated)
 
     # --- lock / unlock ---------------------------------------------------------------------
 

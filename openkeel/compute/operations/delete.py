@@ -2,8 +2,8 @@
 
 Flow (Nova's _delete_instance): per-instance lock; action event ``compute_terminate_instance``;
 task state ``deleting``; driver.destroy (idempotent); network deallocation; Placement
-allocations deleted; vm_state deleted, terminated_at, row soft-deleted (``deleted = id``);
-instance mapping ``queued_for_delete``. A failing step puts the instance in ERROR with a fault
+allocations deleted; instance mapping ``queued_for_delete``; vm_state deleted, terminated_at,
+row soft-deleted (``deleted = id``). A failing step puts the instance in ERROR with a fault
 (the user may delete again). Also used by start-up reconciliation and soft-delete reclaim.
 """
 
@@ -54,6 +54,13 @@ def terminate(host: ComputeHost, context: CallContext, uuid: str) -> None:
 
 
 def _finish(host: ComputeHost, uuid: str) -> None:
+    # The mapping first: killed between the two writes, the restart finishes the delete
+    # (task deleting), where the other order would leave a deleted server's mapping counted.
+    try:
+        with host.api_db.begin() as conn:
+            instance_mappings.set_queued_for_delete(conn, uuid)
+    except InstanceMappingNotFound:
+        LOG.debug("Instance %s has no mapping to queue for delete", uuid)
     host.records.update(
         uuid,
         InstanceUpdate(
@@ -65,8 +72,3 @@ def _finish(host: ComputeHost, uuid: str) -> None:
         ),
     )
     host.records.soft_delete(uuid)
-    try:
-        with host.api_db.begin() as conn:
-            instance_mappings.set_queued_for_delete(conn, uuid)
-    except InstanceMappingNotFound:
-        LOG.debug("Instance %s has no mapping to queue for delete", uuid)

@@ -12,6 +12,7 @@ from typing import Any
 
 from openkeel.api.context import RequestContext
 from openkeel.api.usecases.quotas import QuotaEngine
+from openkeel.api.usecases.sending import undone_if_unsent
 from openkeel.api.usecases.servers.create import call_context, withdraw_build_requests
 from openkeel.api.usecases.servers.create_quota import claim_instances
 from openkeel.api.usecases.servers.lookup import FoundServer, find_server
@@ -161,7 +162,9 @@ class ServerLifecycle:
         updated = self._update(
             found, InstanceUpdate(task_state=TaskState.DELETING.value, progress=0), action="delete"
         )
-        compute.terminate_instance(call_context(self._context), updated, [])
+        deleting = TaskState.DELETING.value
+        with undone_if_unsent(self._cell(found), inst.uuid, "delete", deleting):
+            compute.terminate_instance(call_context(self._context), updated, [])
 
     def _delete_build_request(self, inst: Instance) -> bool:
         """Drop a not-yet-scheduled build; False when conductor already took it."""
@@ -170,6 +173,11 @@ class ServerLifecycle:
     def _local_delete(self, found: FoundServer) -> None:
         """Delete a server no compute host holds (never scheduled, or its host is down)."""
         uuid = found.instance.uuid
+        # The mapping first (as Nova's API does): a process killed between the two
+        # transactions leaves a server the user still sees and deletes again, never a deleted
+        # one whose mapping still counts (server group members, down-cell listings).
+        with self._services.api_db.begin() as api:
+            instance_mappings.set_queued_for_delete(api, uuid)
         with self._cell(found).begin() as conn:
             instances.update(
                 conn,
@@ -179,8 +187,6 @@ class ServerLifecycle:
                 ),
             )
             instances.soft_delete(conn, uuid)
-        with self._services.api_db.begin() as api:
-            instance_mappings.set_queued_for_delete(api, uuid)
         self._free_allocations(uuid)
 
     def _free_allocations(self, uuid: str) -> None:
@@ -204,7 +210,9 @@ class ServerLifecycle:
                 [None],
                 action="delete",
             )
-            compute.soft_delete_instance(call_context(self._context), updated)
+            task = TaskState.SOFT_DELETING.value
+            with undone_if_unsent(self._cell(found), found.instance.uuid, "delete", task):
+                compute.soft_delete_instance(call_context(self._context), updated)
             return
         self._update(
             found,
@@ -229,7 +237,9 @@ class ServerLifecycle:
                     [None],
                     action="restore",
                 )
-                compute.restore_instance(call_context(self._context), updated)
+                task = TaskState.RESTORING.value
+                with undone_if_unsent(self._cell(found), inst.uuid, "restore", task):
+                    compute.restore_instance(call_context(self._context), updated)
                 return
             self._update(found, InstanceUpdate(vm_state=VmState.ACTIVE.value, task_state=None))
 
@@ -252,7 +262,8 @@ class ServerLifecycle:
         )
         compute = self._compute()
         if compute is not None:
-            getattr(compute, method)(call_context(self._context), updated)
+            with undone_if_unsent(self._cell(found), inst.uuid, operation, task.value):
+                getattr(compute, method)(call_context(self._context), updated)
 
     def reboot(self, found: FoundServer, reboot_type: str) -> None:
         """reboot SOFT or HARD."""
@@ -273,7 +284,8 @@ class ServerLifecycle:
         )
         compute = self._compute()
         if compute is not None:
-            compute.reboot_instance(call_context(self._context), updated, None, reboot_type)
+            with undone_if_unsent(self._cell(found), inst.uuid, "reboot", task.value):
+                compute.reboot_instance(call_context(self._context), updated, None, reboot_type)
 
 
 def _quota_flavor(inst: Instance) -> Flavor:
