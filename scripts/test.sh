@@ -21,4 +21,8 @@ if [ -n "${CI:-}" ] || [ -n "${OPENKEEL_START_KUBE:-}" ]; then
     echo "== kube-apiserver"; bash scripts/start-kube-apiserver.sh
 fi
 echo "== pytest"
-python -m pytest -q "$@"
+started=$SECONDS
+status=0
+python -m pytest -q --durations=15 "$@" || status=$?
+echo "== test suite took $((SECONDS - started)) s (whole check: ${SECONDS} s), exit status ${status}"
+exit "$status"
