@@ -87,13 +87,19 @@ class ComputeService:
     def start(self, *, background: bool = True) -> ComputeService:
         """Register, audit, reconcile, serve RPC, schedule periodic tasks."""
         self.host.driver.init_host(self.hostname)
-        self.service_id = self._register_service()
-        self._map_host()
-        self.host.tracker.update_available_resource(self.service_id)
-        reconcile.init_instances(self.host)
-        self._server = RpcServer(
-            self.transport, Target(TOPIC, server=self.hostname), [ComputeEndpoint(self.host)]
-        ).start()
+        try:
+            self.service_id = self._register_service()
+            self._map_host()
+            self.host.tracker.update_available_resource(self.service_id)
+            reconcile.init_instances(self.host)
+            self._server = RpcServer(
+                self.transport, Target(TOPIC, server=self.hostname), [ComputeEndpoint(self.host)]
+            ).start()
+        except BaseException:
+            # A start that fails still releases what init_host opened (the driver's watch
+            # thread and connections), so a caller that retries or exits leaks nothing.
+            self.host.driver.cleanup_host(self.hostname)
+            raise
         self._register_tasks()
         if background and self.conf.periodic_enable:
             self.periodic.start()
@@ -101,13 +107,13 @@ class ComputeService:
 
     def stop(self, *, drain: bool = True) -> None:
         """Stop serving. ``drain=False`` abandons operations in flight, as a crash would;
-        the next start on this host reconciles what they left behind."""
+        the next start on this host reconciles what they left behind. Either way the driver
+        releases its threads and connections (a crash would take them too)."""
         self.periodic.stop()
         if self._server is not None:
             self._server.stop(drain=drain)
             self._server = None
-        if drain:
-            self.host.driver.cleanup_host(self.hostname)
+        self.host.driver.cleanup_host(self.hostname)
 
     # --- registration ----------------------------------------------------------------------
 

@@ -111,3 +111,35 @@ def test_inventory_dropping_to_zero_is_removed(cloud: Cloud) -> None:
         "VCPU",
         "MEMORY_MB",
     }
+
+
+class Released(SizedNodes):
+    """Counts cleanup_host; its node listing fails when ``broken`` (a cluster gone away)."""
+
+    def __init__(self) -> None:
+        super().__init__(("released",))
+        self.cleanups = 0
+        self.broken = False
+
+    def get_available_nodes(self, refresh: bool = False) -> list[str]:
+        if self.broken:
+            raise ConnectionError("the cluster went away during start-up")
+        return super().get_available_nodes(refresh)
+
+    def cleanup_host(self, host: str) -> None:
+        self.cleanups += 1
+
+
+def test_a_failed_start_and_a_crash_stop_release_the_driver(cloud: Cloud) -> None:
+    """What init_host opened (a KubeVirt watch thread, its connections) is released when the
+    start fails after it, and when the service stops without draining (a crash)."""
+    failing = Released()
+    failing.broken = True
+    with pytest.raises(ConnectionError):
+        _compute(cloud, failing).start(background=False)
+    assert failing.cleanups == 1
+    crashed = Released()
+    service = _compute(cloud, crashed)
+    service.start(background=False)
+    service.stop(drain=False)
+    assert crashed.cleanups == 1

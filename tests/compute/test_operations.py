@@ -124,6 +124,22 @@ def test_stop_start_reboot(cloud: Cloud) -> None:
     assert (rebooted.vm_state, rebooted.task_state, rebooted.power_state) == ("active", None, 1)
 
 
+def test_stop_of_an_instance_being_deleted_leaves_the_delete_alone(
+    cloud: Cloud, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A delete took the instance over before the stop ran: no ERROR log with a traceback, no
+    fault, and the delete's task state is not reverted under it."""
+    compute = cloud.compute().start(background=False)
+    instance = cloud.instance(compute)
+    build_and_run(compute.host, CTX, BuildArgs(instance.uuid))
+    cloud.cell1.update(instance.uuid, InstanceUpdate(task_state="deleting"))
+    with caplog.at_level("INFO"):
+        power.stop(compute.host, CTX, instance.uuid)
+    current = cloud.cell1.get(instance.uuid)
+    assert (current.vm_state, current.task_state, current.fault) == ("active", "deleting", None)
+    assert [r.levelname for r in caplog.records if r.levelname in ("ERROR", "WARNING")] == []
+
+
 def test_stop_failure_reverts_task_state_with_fault(cloud: Cloud) -> None:
     from openkeel.virt.fake_config import InjectedFailure
 

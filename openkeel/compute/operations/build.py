@@ -19,13 +19,12 @@ from typing import Any
 
 from openkeel.compute import guest
 from openkeel.compute.host import ComputeHost
-from openkeel.compute.operations.outcome import free_allocations, set_error
+from openkeel.compute.operations.outcome import GONE, free_allocations, set_error
 from openkeel.domain.instances import (
     Instance,
     InstanceNotFound,
     InstanceUpdate,
     InstanceUpdateConflict,
-    UnexpectedDeletingTaskStateError,
 )
 from openkeel.domain.states import PowerState, TaskState, VmState
 from openkeel.network.adapter import parse_requested
@@ -34,7 +33,6 @@ from openkeel.rpc.message import CallContext
 LOG = logging.getLogger(__name__)
 
 EVENT = "compute__do_build_and_run_instance"
-_GONE = (InstanceNotFound, UnexpectedDeletingTaskStateError)
 
 
 @dataclass(frozen=True)
@@ -59,7 +57,7 @@ def build_and_run(host: ComputeHost, context: CallContext, args: BuildArgs) -> N
         failure: BaseException | None = None
         try:
             _build(host, args)
-        except _GONE as exc:
+        except GONE as exc:
             LOG.info("Instance %s was deleted during its build", uuid)
             _cleanup(host, uuid, args)
             failure = exc

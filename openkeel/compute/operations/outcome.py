@@ -8,10 +8,18 @@ import logging
 
 from openkeel.clients.placement_errors import PlacementError
 from openkeel.compute.host import ComputeHost
-from openkeel.domain.instances import InstanceNotFound, InstanceUpdate
+from openkeel.domain.instances import (
+    InstanceNotFound,
+    InstanceUpdate,
+    UnexpectedDeletingTaskStateError,
+)
 from openkeel.domain.states import VmState
 
 LOG = logging.getLogger(__name__)
+
+# The instance is gone, or a delete took it over mid-operation: not a failure to report (the
+# delete owns it now; reverting its task state would undo the delete's).
+GONE = (InstanceNotFound, UnexpectedDeletingTaskStateError)
 
 
 def set_error(host: ComputeHost, uuid: str, exc: BaseException | None) -> None:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from openkeel.compute import guest
 from openkeel.compute.host import ComputeHost
-from openkeel.compute.operations.outcome import revert_task_state, set_error
+from openkeel.compute.operations.outcome import GONE, revert_task_state, set_error
 from openkeel.domain.instances import Instance, InstanceNotFound, InstanceUpdate
 from openkeel.domain.states import (
     HARD_REBOOT_STATES,
@@ -45,7 +45,7 @@ def _run(
         failure: BaseException | None = None
         try:
             body(instance)
-        except InstanceNotFound:
+        except GONE:
             LOG.info("Instance %s was deleted during %s", uuid, event)
         except Exception as exc:
             LOG.exception("%s of instance %s failed", event, uuid)

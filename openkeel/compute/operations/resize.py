@@ -25,7 +25,7 @@ from typing import Any
 from openkeel.clients.placement_errors import PlacementError
 from openkeel.compute import guest
 from openkeel.compute.host import ComputeHost
-from openkeel.compute.operations.outcome import set_error
+from openkeel.compute.operations.outcome import GONE, set_error
 from openkeel.db.repositories import migrations
 from openkeel.domain import migrations as status
 from openkeel.domain.instances import FlavorSnapshot, Instance, InstanceNotFound, InstanceUpdate
@@ -111,7 +111,7 @@ def run_step(
         failure: BaseException | None = None
         try:
             body(instance, migration)
-        except InstanceNotFound:
+        except GONE:
             LOG.info("Instance %s was deleted during %s", uuid, event)
         except MoveAborted as exc:
             cause = exc.__cause__ or exc
