@@ -96,4 +96,9 @@ class ConductorService:
 
     def _sweep_stale(self) -> None:
         timeout = int(self.deps.conf.conductor.build_request_timeout)
-        self.sweep_orphans(self.deps.clock.now() - datetime.timedelta(seconds=timeout))
+        cutoff = self.deps.clock.now() - datetime.timedelta(seconds=timeout)
+        self.sweep_orphans(cutoff)
+        try:  # periodic only: at start-up the hosts may simply not have reported yet
+            orphans.sweep_builds_on_dead_hosts(self.deps, cutoff)
+        except Exception:
+            LOG.exception("The sweep for builds on lost hosts failed; it runs again later")

@@ -184,3 +184,25 @@ def test_cell_row_without_a_server_is_removed(
     assert removed == 1
     assert _live(cloud, CELL1_UUID, ghost.uuid) is None
     assert _live(cloud, CELL1_UUID, kept.uuid) is not None
+
+
+def test_build_on_a_host_that_never_came_back_is_set_to_error(
+    cloud: Cloud, conductors: list[ConductorService]
+) -> None:
+    """Handed to a host that then went away for good: its own restart would have settled the
+    build, but it never restarts. A build on a host that still reports is left alone."""
+    alive = cloud.compute().start(background=False)  # reports now
+    old = cloud.clock.now() - datetime.timedelta(minutes=10)
+    lost = replace(request_build(cloud), host="lost-host", node="n", created_at=old)
+    slow = replace(request_build(cloud), host=alive.hostname, node="n", created_at=old)
+    cloud.cell1.create(lost)
+    cloud.cell1.create(slow)
+    deps = _conductor(cloud, conductors).deps
+    cutoff = cloud.clock.now() - datetime.timedelta(minutes=5)
+    assert orphans.sweep_builds_on_dead_hosts(deps, cutoff) == 1
+    failed = _live(cloud, CELL1_UUID, lost.uuid)
+    assert failed is not None and (failed.vm_state, failed.task_state) == ("error", None)
+    assert failed.fault is not None and "lost-host stopped reporting" in failed.fault.message
+    kept = _live(cloud, CELL1_UUID, slow.uuid)
+    assert kept is not None and kept.vm_state == "building"
+    assert orphans.sweep_builds_on_dead_hosts(deps, cutoff) == 0  # settled once

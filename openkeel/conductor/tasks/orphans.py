@@ -13,6 +13,11 @@ Allocations a scheduler may have claimed are freed either way. Each settlement t
 request like the conductor does, so a conductor that was only slow finds it gone and discards
 its own row: exactly one of them wins.
 
+``sweep_builds_on_dead_hosts`` settles builds handed to a compute host that then went away for
+good (no heartbeat for the whole timeout): that host's own restart reconciliation would set them
+to ERROR, but it never restarts. They go to ERROR with a fault naming the host; their claim stays
+with them (they are still on that host) until the user deletes them.
+
 ``sweep_unmapped_instances`` removes the other leftover of such a crash: a cell row that is
 not where its mapping says (the user deleted the server while it was being scheduled and the
 conductor died before cleaning up), which lists would otherwise show for good.
@@ -28,9 +33,9 @@ import logging
 from openkeel.conductor.context import ConductorDeps
 from openkeel.db.cells import CELL0_UUID
 from openkeel.db.engine import reader
-from openkeel.db.repositories import build_requests, instance_mappings, instances
+from openkeel.db.repositories import build_requests, instance_mappings, instances, server_extras
 from openkeel.domain.errors import ComputeError
-from openkeel.domain.instances import InstanceNotFound
+from openkeel.domain.instances import InstanceNotFound, InstanceUpdate, InstanceUpdateConflict
 from openkeel.domain.states import VmState
 
 LOG = logging.getLogger(__name__)
@@ -94,6 +99,50 @@ def _cell_holding(deps: ConductorDeps, uuid: str) -> str | None:
     return None
 
 
+class HostLost(ComputeError):
+    """Fault of a build whose compute host stopped reporting and never came back."""
+
+    def __init__(self, host: str) -> None:
+        super().__init__(
+            f"The compute host {host} stopped reporting while it was building the instance and "
+            "has not come back. Set to error state; delete the server and create it again."
+        )
+
+
+def sweep_builds_on_dead_hosts(deps: ConductorDeps, silent_since: datetime.datetime) -> int:
+    """ERROR for builds unchanged since ``silent_since`` on hosts whose compute service has
+    not reported since then either (or has no service row, or is forced down)."""
+    settled = 0
+    for cell_uuid in deps.cell_uuids():
+        if cell_uuid == CELL0_UUID:
+            continue
+        with reader(deps.cells[cell_uuid]).connect() as conn:
+            building = instances.building_on_hosts(conn, silent_since)
+            if not building:
+                continue
+            services = server_extras.compute_services_by_host(conn, {h for _u, h in building})
+        for uuid, host in building:
+            row = services.get(host)
+            heartbeat = None if row is None else (row["last_seen_up"] or row["updated_at"])
+            if (
+                row is not None
+                and not row["forced_down"]
+                and heartbeat is not None
+                and heartbeat >= silent_since
+            ):
+                continue  # the host is alive: its build is slow, or it settles it itself
+            records = deps.records(cell_uuid)
+            try:
+                changes = InstanceUpdate(vm_state=VmState.ERROR.value, task_state=None)
+                records.update(uuid, changes, expected_vm_state=VmState.BUILDING.value)
+                records.add_fault(uuid, HostLost(host), host)
+            except (InstanceNotFound, InstanceUpdateConflict):
+                continue  # deleted, or the host came back and moved it on
+            LOG.warning("Build of %s on %s, which stopped reporting: ERROR", uuid, host)
+            settled += 1
+    return settled
+
+
 def sweep_unmapped_instances(deps: ConductorDeps, now: datetime.datetime) -> int:
     """Remove building/ERROR cell rows whose mapping is gone or points at another cell."""
     removed = 0
@@ -116,7 +165,9 @@ def sweep_unmapped_instances(deps: ConductorDeps, now: datetime.datetime) -> int
 
 __all__ = [
     "BuildInterrupted",
+    "HostLost",
     "settle_build_request",
     "sweep_build_requests",
+    "sweep_builds_on_dead_hosts",
     "sweep_unmapped_instances",
 ]

@@ -197,6 +197,19 @@ def uuids_in_states(
     return list(conn.execute(query).scalars())
 
 
+def building_on_hosts(conn: sa.Connection, unchanged_since: Any) -> list[tuple[str, str]]:
+    """(uuid, host) of live instances still building on a host and unchanged since
+    ``unchanged_since`` (the conductor's sweep for builds whose host went away)."""
+    stamp = sa.func.coalesce(INST.c.updated_at, INST.c.created_at)
+    query = sa.select(INST.c.uuid, INST.c.host).where(
+        INST.c.deleted == 0,
+        INST.c.vm_state == "building",
+        INST.c.host.is_not(None),
+        stamp < unchanged_since,
+    )
+    return [(uuid, host) for uuid, host in conn.execute(query)]
+
+
 def _expected_list(value: ExpectedState) -> list[str | None]:
     if value is None or isinstance(value, str):
         return [value]
