@@ -16,11 +16,11 @@ import sqlalchemy as sa
 from oslo_config import cfg
 
 from openkeel.clients.placement import PlacementClient
-from openkeel.compute.clock import Clock
-from openkeel.compute.records import InstanceRecords
 from openkeel.compute.resource_tracker import ResourceTracker
+from openkeel.db.records import InstanceRecords
 from openkeel.network.adapter import InstanceNetRef, NetworkAdapter
 from openkeel.rpc.clients.conductor import ConductorRpcClient
+from openkeel.runtime.clock import Clock
 from openkeel.virt.driver import ComputeDriver
 
 

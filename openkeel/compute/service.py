@@ -18,12 +18,10 @@ from oslo_config import cfg
 
 from openkeel.clients.placement import PlacementClient
 from openkeel.compute import periodic_tasks, reconcile
-from openkeel.compute.clock import Clock, SystemClock
 from openkeel.compute.endpoint import ComputeEndpoint
 from openkeel.compute.host import ComputeHost
-from openkeel.compute.periodic import PeriodicRunner
-from openkeel.compute.records import InstanceRecords
 from openkeel.compute.resource_tracker import ResourceTracker
+from openkeel.db.records import InstanceRecords
 from openkeel.db.repositories import host_mappings, services
 from openkeel.db.schema import api as api_schema
 from openkeel.network import NetworkAdapter, get_network_adapter
@@ -31,6 +29,8 @@ from openkeel.rpc.clients.conductor import ConductorRpcClient
 from openkeel.rpc.message import Target
 from openkeel.rpc.server import RpcServer
 from openkeel.rpc.transport import Transport
+from openkeel.runtime.clock import Clock, SystemClock
+from openkeel.runtime.periodic import PeriodicRunner
 from openkeel.virt.driver import ComputeDriver
 
 LOG = logging.getLogger(__name__)

@@ -17,11 +17,10 @@ from oslo_config import cfg
 
 from openkeel.clients.placement import PlacementClient
 from openkeel.clients.placement_errors import PlacementError
-from openkeel.compute.clock import Clock
-from openkeel.compute.records import InstanceRecords
 from openkeel.conductor.cells import CellEngines
 from openkeel.conductor.selections import Destination
 from openkeel.db.cells import CELL0_UUID, list_cells
+from openkeel.db.records import InstanceRecords
 from openkeel.db.repositories import build_requests, instance_mappings
 from openkeel.domain.instances import (
     BuildRequestNotFound,
@@ -33,6 +32,7 @@ from openkeel.domain.states import VmState
 from openkeel.rpc.clients.compute import ComputeRpcClient
 from openkeel.rpc.clients.scheduler import SchedulerRpcClient
 from openkeel.rpc.message import CallContext
+from openkeel.runtime.clock import Clock
 
 LOG = logging.getLogger(__name__)
 

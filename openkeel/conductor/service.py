@@ -17,8 +17,6 @@ import sqlalchemy as sa
 from oslo_config import cfg
 
 from openkeel.clients.placement import PlacementClient
-from openkeel.compute.clock import Clock, SystemClock
-from openkeel.compute.periodic import PeriodicRunner
 from openkeel.conductor.cells import CellEngines
 from openkeel.conductor.context import ConductorDeps
 from openkeel.conductor.endpoint import ComputeTaskEndpoint
@@ -28,6 +26,8 @@ from openkeel.rpc.clients.scheduler import SchedulerRpcClient
 from openkeel.rpc.message import Target
 from openkeel.rpc.server import RpcServer
 from openkeel.rpc.transport import Transport
+from openkeel.runtime.clock import Clock, SystemClock
+from openkeel.runtime.periodic import PeriodicRunner
 
 LOG = logging.getLogger(__name__)
 

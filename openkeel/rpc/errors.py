@@ -26,7 +26,7 @@ class MessagingTimeout(MessagingError):
 class RemoteError(MessagingError):
     """The remote endpoint raised an exception of a class this side does not know.
 
-    ``message`` (what an instance fault shows, see ``compute.records.fault_fields``) names the
+    ``message`` (what an instance fault shows, see ``db.records.fault_fields``) names the
     remote class and the first line of its message, credentials in URLs masked: "OperationalError:
     (sqlite3.OperationalError) attempt to write a readonly database". Nova records only the word
     "RemoteError" there, which tells nobody what failed; the full remote text (SQL statement

@@ -11,13 +11,13 @@ from pathlib import Path
 
 from openkeel.api.services import ApiServices
 from openkeel.clients.placement import PlacementClient
-from openkeel.compute.clock import FakeClock
-from openkeel.compute.records import InstanceRecords
 from openkeel.compute.service import ComputeService
+from openkeel.db.records import InstanceRecords
 from openkeel.db.repositories import instance_mappings
 from openkeel.domain.instances import FlavorSnapshot, Instance
 from openkeel.rpc import get_transport
 from openkeel.rpc.transport import Transport
+from openkeel.runtime.clock import FakeClock
 from openkeel.virt.fake import FakeDriver
 from openkeel.virt.fake_config import FakeDriverConfig
 from tests.conftest import CELL1_UUID, make_services

@@ -15,12 +15,12 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from openkeel.compute.clock import FakeClock
-from openkeel.compute.records import InstanceRecords
 from openkeel.db import migrate
 from openkeel.db.engine import make_engine
+from openkeel.db.records import InstanceRecords
 from openkeel.db.repositories import instances as instance_repo
 from openkeel.domain.instances import Instance
+from openkeel.runtime.clock import FakeClock
 from tests.compute.cloud import FLAVOR
 from tests.db.backends import DatabaseFactory, database_factory
 

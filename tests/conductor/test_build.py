@@ -7,8 +7,8 @@ import uuid as uuidlib
 from collections.abc import Sequence
 from dataclasses import replace
 
-from openkeel.compute.records import InstanceRecords
 from openkeel.db.cells import CELL0_UUID
+from openkeel.db.records import InstanceRecords
 from openkeel.db.repositories import build_requests
 from openkeel.domain.instances import Instance, InstanceNotFound
 from openkeel.virt.fake_config import FakeDriverConfig

@@ -12,10 +12,10 @@ from dataclasses import replace
 import pytest
 
 from openkeel.api.usecases.servers.create import withdraw_build_requests
-from openkeel.compute.records import InstanceRecords
 from openkeel.conductor.service import ConductorService
 from openkeel.conductor.tasks import orphans
 from openkeel.db.cells import CELL0_UUID
+from openkeel.db.records import InstanceRecords
 from openkeel.db.repositories import instance_mappings
 from openkeel.domain.instances import Instance, InstanceNotFound
 from tests.compute.cloud import Cloud, wait_for

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from openkeel.compute.records import fault_fields
+from openkeel.db.records import fault_fields
 from openkeel.rpc import errors
 from openkeel.rpc.message import describe
 

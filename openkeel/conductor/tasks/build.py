@@ -21,12 +21,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from openkeel.clients.placement_errors import PlacementError
-from openkeel.compute.records import ActionStart, InstanceRecords
 from openkeel.conductor.context import ConductorDeps
 from openkeel.conductor.errors import MaxRetriesExceeded
 from openkeel.conductor.selections import Destination
 from openkeel.db.cells import CELL0_UUID
 from openkeel.db.engine import reader
+from openkeel.db.records import ActionStart, InstanceRecords
 from openkeel.db.repositories import build_requests, host_mappings, instance_mappings
 from openkeel.domain.instances import Instance, InstanceUpdate
 from openkeel.domain.states import TaskState, VmState

@@ -18,13 +18,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from openkeel.clients.placement_errors import PlacementError
-from openkeel.compute.records import InstanceRecords
 from openkeel.conductor.context import ConductorDeps
 from openkeel.conductor.selections import Destination
 from openkeel.conductor.tasks.build import instance_uuid_of
 from openkeel.conductor.tasks.migrate import MIGRATION_CONSUMER
 from openkeel.conductor.tasks.recorded import run_recorded
 from openkeel.db.engine import reader
+from openkeel.db.records import InstanceRecords
 from openkeel.db.repositories import compute_nodes, migrations
 from openkeel.domain import migrations as status
 from openkeel.domain.errors import Invalid

@@ -18,11 +18,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from openkeel.clients.placement_errors import PlacementError
-from openkeel.compute.records import InstanceRecords
 from openkeel.conductor.context import ConductorDeps
 from openkeel.conductor.selections import Destination
 from openkeel.conductor.tasks.build import instance_uuid_of
 from openkeel.conductor.tasks.recorded import run_recorded
+from openkeel.db.records import InstanceRecords
 from openkeel.db.repositories import migrations
 from openkeel.domain import migrations as status
 from openkeel.domain.instances import FlavorSnapshot, Instance, InstanceNotFound, InstanceUpdate

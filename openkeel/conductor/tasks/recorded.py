@@ -9,9 +9,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from openkeel.compute.records import InstanceRecords
 from openkeel.conductor.context import ConductorDeps
 from openkeel.db.engine import reader
+from openkeel.db.records import InstanceRecords
 from openkeel.db.repositories import instance_mappings
 from openkeel.rpc.message import CallContext
 

@@ -1,4 +1,4 @@
-"""A small periodic-task runner for the compute role, driven by an injectable clock.
+"""A small periodic-task runner for the compute and conductor roles, driven by an injectable clock.
 
 ``PeriodicRunner.run_due()`` runs every task whose spacing has elapsed since its last run (tests
 call it after advancing a ``FakeClock``); ``start()`` runs it on a background thread for real
@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from openkeel.compute.clock import Clock
+from openkeel.runtime.clock import Clock
 
 LOG = logging.getLogger(__name__)
 

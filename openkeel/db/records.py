@@ -16,7 +16,6 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from openkeel.compute.clock import Clock
 from openkeel.db.engine import reader
 from openkeel.db.repositories import instance_actions, instance_faults
 from openkeel.db.repositories import instances as instance_repo
@@ -24,6 +23,7 @@ from openkeel.db.schema import cell as cell_schema
 from openkeel.db.softdelete import ReadDeleted, live
 from openkeel.domain.errors import NotFound
 from openkeel.domain.instances import UNSET, Instance, InstanceNotFound, InstanceUpdate
+from openkeel.runtime.clock import Clock
 
 LOG = logging.getLogger(__name__)
 
