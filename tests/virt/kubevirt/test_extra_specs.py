@@ -7,7 +7,8 @@ import dataclasses
 import pytest
 
 from openkeel.domain.errors import Invalid
-from openkeel.virt.kubevirt.manifests.extra_specs import Treatment, UnsupportedFeature, resolve
+from openkeel.virt.kubevirt.manifests.extra_specs import Treatment, UnsupportedFeature
+from openkeel.virt.kubevirt.manifests.resolution import resolve
 from tests.virt.kubevirt.samples import SETTINGS, flavor, image
 
 

@@ -1,4 +1,4 @@
-"""Extra-spec rules for CPU, memory, NUMA and resource quotas (see ``extra_specs.resolve``).
+"""Extra-spec rules for CPU, memory, NUMA and resource quotas (see ``resolution.resolve``).
 
 Each rule reads its flavor extra spec (wins) / image property, writes KubeVirt domain fields and
 records what it did. Error texts of conditions Nova itself rejects are Nova's.

@@ -1,4 +1,4 @@
-"""Extra-spec rules for firmware, machine and devices (see ``extra_specs.resolve``).
+"""Extra-spec rules for firmware, machine and devices (see ``resolution.resolve``).
 
 Watchdog, RNG, video, pointer, serial console, TPM, sound, buses and NIC model, UEFI/secure
 boot, machine type, architecture, memory encryption, PCI/vGPU passthrough.

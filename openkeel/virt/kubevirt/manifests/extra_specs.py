@@ -1,11 +1,10 @@
-"""Flavor extra specs and image properties -> KubeVirt domain settings, with a typed report.
+"""The vocabulary of the extra-spec rules (flavor extra specs and image properties -> KubeVirt).
 
-Called by ``vm.build_server`` (and by the API tier, to reject a flavor/image combination with a
-400 before anything is scheduled). :func:`resolve` runs every rule of ``cpu_rules`` and
-``device_rules``; each rule reads its keys from the flavor (wins) and the image, writes fields
-into a partial domain tree and records an :class:`Outcome` (applied, emulated or ignored). Keys no
-rule consumed are classified from the support table (``support``). A combination KubeVirt cannot
-express raises :class:`UnsupportedFeature` (an ``Invalid``: the API answers 400).
+A :class:`Draft` each rule of ``cpu_rules`` and ``device_rules`` reads its keys from (the flavor
+wins over the image) and writes a partial domain tree into, the :class:`Outcome` it records
+(applied, emulated or ignored), and the resulting :class:`DomainSettings`. ``resolution.resolve`` runs the rules; this module imports none of them,
+so the rule modules can import it without a cycle. A combination KubeVirt cannot express raises
+:class:`UnsupportedFeature` (an ``Invalid``: the API answers 400).
 """
 
 from __future__ import annotations
@@ -16,7 +15,6 @@ from dataclasses import dataclass
 
 from openkeel.domain.errors import Invalid
 from openkeel.virt.kubevirt.manifests.settings import JsonObj, KubevirtSettings
-from openkeel.virt.kubevirt.manifests.support import REFUSED, SupportRow, lookup
 from openkeel.virt.model import FlavorSpec, ImageSpec
 
 FLAVOR = "flavor"
@@ -146,31 +144,6 @@ def truthy(value: str) -> bool:
     return value.strip().lower() in {"1", "t", "true", "on", "y", "yes"}
 
 
-def resolve(
-    flavor: FlavorSpec, image: ImageSpec | None, settings: KubevirtSettings
-) -> DomainSettings:
-    """Apply every rule; raise ``UnsupportedFeature``/``Invalid`` for what cannot be honoured."""
-    from openkeel.virt.kubevirt.manifests import cpu_rules, device_rules
-
-    draft = Draft(flavor, image, settings)
-    for rule in (*cpu_rules.RULES, *device_rules.RULES):
-        rule(draft)
-    seen = {(o.key, o.source) for o in draft.outcomes}
-    for source, values in ((FLAVOR, draft.specs), (IMAGE, draft.props)):
-        for key in sorted(values):
-            if (key, source) not in seen:
-                _classify_leftover(draft, lookup(key, source), Picked(key, values[key], source))
-    return DomainSettings(
-        domain=draft.domain,
-        template=draft.template,
-        disk_bus=draft.disk_bus,
-        cdrom_bus=draft.cdrom_bus,
-        vif_model=draft.vif_model,
-        config_drive_forced=draft.config_drive_forced,
-        outcomes=tuple(draft.outcomes),
-    )
-
-
 # Glance property names Nova still accepts for their current ImageMetaProps names.
 _LEGACY_NAMES = {
     "architecture": "hw_architecture",
@@ -187,12 +160,3 @@ def _with_current_names(props: Mapping[str, str]) -> dict[str, str]:
         if old in props and new not in props:
             renamed[new] = props[old]
     return renamed
-
-
-def _classify_leftover(draft: Draft, row: SupportRow | None, picked: Picked) -> None:
-    """A key no rule consumed: refused rows raise (unless turned off), others are ignored."""
-    if row is None:
-        return  # not a Nova key at all (free-form Glance property or custom extra spec)
-    if row.status == REFUSED and picked.value.strip().lower() not in {"false", "0", "no", "off"}:
-        raise draft.refuse(picked, row.note)
-    draft.record(picked, Treatment.IGNORED, row.note)

@@ -14,8 +14,8 @@ from openkeel.virt.kubevirt.manifests.extra_specs import (
     DomainSettings,
     Treatment,
     UnsupportedFeature,
-    resolve,
 )
+from openkeel.virt.kubevirt.manifests.resolution import resolve
 from openkeel.virt.kubevirt.manifests.settings import JsonObj, KubevirtSettings
 from openkeel.virt.model import FlavorSpec
 

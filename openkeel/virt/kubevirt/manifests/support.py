@@ -1,6 +1,6 @@
 """The support table: every Nova flavor extra spec and image property, and what KubeVirt does.
 
-Read by ``extra_specs.resolve`` (to refuse or ignore keys no rule consumed) and rendered into
+Read by ``resolution.resolve`` (to refuse or ignore keys no rule consumed) and rendered into
 docs/kubevirt-support.md by :func:`render_markdown` (a test keeps both in sync, another checks
 that every extra spec Nova validates and every ImageMetaProps field has a row).
 """

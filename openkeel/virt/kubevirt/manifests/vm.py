@@ -12,8 +12,9 @@ import json
 from dataclasses import dataclass
 
 from openkeel.virt.kubevirt.manifests import cloudinit, disks, instancetype, naming, networks
-from openkeel.virt.kubevirt.manifests.extra_specs import DomainSettings, resolve
+from openkeel.virt.kubevirt.manifests.extra_specs import DomainSettings
 from openkeel.virt.kubevirt.manifests.inputs import GuestExtras
+from openkeel.virt.kubevirt.manifests.resolution import resolve
 from openkeel.virt.kubevirt.manifests.settings import JsonObj, KubevirtSettings
 from openkeel.virt.model import InstanceSpec
 
