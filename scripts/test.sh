@@ -13,6 +13,7 @@ python -m pip install -q --upgrade pip
 python -m pip install -q -e '.[test,oracle]'
 echo "== ruff"; ruff check openkeel tests benchmarks; ruff format --check openkeel tests benchmarks
 echo "== mypy --strict"; mypy
+echo "== import contracts"; lint-imports --no-cache
 if [ -n "${CI:-}" ] || [ -n "${OPENKEEL_START_KEYSTONE:-}" ]; then
     echo "== services"; bash scripts/ensure-services.sh
     echo "== keystone"; bash scripts/start-keystone.sh

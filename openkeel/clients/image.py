@@ -2,7 +2,7 @@
 
 The compute API's ``/images`` proxy and (later) the build path call an :class:`ImageService`;
 the composition roots pick :class:`GlanceClient` when ``[glance]`` names an endpoint, else
-the embedded catalog (:mod:`openkeel.clients.image_catalog`). Errors are this module's own
+the embedded catalog (:mod:`openkeel.db.image_catalog`). Errors are this module's own
 classes; callers translate them to Nova's API faults.
 """
 

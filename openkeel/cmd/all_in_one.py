@@ -15,7 +15,6 @@ import sqlalchemy as sa
 from oslo_config import cfg
 
 from openkeel.api.services import ApiServices
-from openkeel.clients.image_catalog import EmbeddedImageCatalog
 from openkeel.clients.placement_embedded import EmbeddedPlacement
 from openkeel.cmd import logs, preflight
 from openkeel.cmd.api import api_server
@@ -28,6 +27,7 @@ from openkeel.cmd.roles import (
     start_scheduler,
 )
 from openkeel.db.cells import CELL0_UUID
+from openkeel.db.image_catalog import EmbeddedImageCatalog
 from openkeel.rpc.transport import get_transport
 from openkeel.virt.loading import KUBEVIRT, compute_hosts, load_driver
 

@@ -8,9 +8,9 @@ import contextlib
 import sqlalchemy as sa
 from oslo_config import cfg
 
-from openkeel.clients.image_catalog import EmbeddedImageCatalog
 from openkeel.db import migrate
 from openkeel.db.engine import make_engine
+from openkeel.db.image_catalog import EmbeddedImageCatalog
 from openkeel.db.schema import api as api_schema
 
 # The flavors devstack creates; Nova itself creates none, but a quick start needs some.

@@ -11,7 +11,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from openkeel.api.services import ApiServices
-from openkeel.clients.image_catalog import DEFAULT_IMAGE
+from openkeel.db.image_catalog import DEFAULT_IMAGE
 from openkeel.db.repositories import build_requests, instance_mappings, instances
 from openkeel.db.schema import cell as cell_tables
 from openkeel.domain.instances import Instance, InstanceUpdate

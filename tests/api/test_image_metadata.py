@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from openkeel.api.services import ApiServices
-from openkeel.clients.image_catalog import DEFAULT_IMAGE
+from openkeel.db.image_catalog import DEFAULT_IMAGE
 from tests.client import ApiClient
 
 META = f"/v2.1/images/{DEFAULT_IMAGE.id}/metadata"

@@ -8,7 +8,7 @@ import pytest
 
 from openkeel.api.services import ApiServices
 from openkeel.clients.image import Image
-from openkeel.clients.image_catalog import DEFAULT_IMAGE, EmbeddedImageCatalog
+from openkeel.db.image_catalog import DEFAULT_IMAGE, EmbeddedImageCatalog
 from tests.client import ApiClient
 
 SNAP = "6b2a4a1e-0a9f-4a55-9d0f-0d8ad1d5c0a1"

@@ -26,7 +26,7 @@ from openkeel.api.factory import build_routes
 from openkeel.api.microversion import LEGACY_V2, MAX_VERSION
 from openkeel.api.services import ApiServices
 from openkeel.api.usecases.images import image_service
-from openkeel.clients.image_catalog import DEFAULT_IMAGE
+from openkeel.db.image_catalog import DEFAULT_IMAGE
 from openkeel.db.repositories import instance_actions, migrations
 from openkeel.network import get_network_adapter
 from openkeel.network.adapter import InstanceNetRef

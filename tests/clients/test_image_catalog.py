@@ -15,8 +15,8 @@ from openkeel.clients.image import (
     ImageNotFound,
     ImageServiceUnavailable,
 )
-from openkeel.clients.image_catalog import DEFAULT_IMAGE, EmbeddedImageCatalog
 from openkeel.db.engine import make_engine
+from openkeel.db.image_catalog import DEFAULT_IMAGE, EmbeddedImageCatalog
 
 ADMIN = Caller("p", is_admin=True)
 

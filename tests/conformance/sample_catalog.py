@@ -407,7 +407,7 @@ def all_cases() -> list[Case]:
     ]
 
 
-# The embedded catalog's default image (openkeel.clients.image_catalog.DEFAULT_IMAGE).
+# The embedded catalog's default image (openkeel.db.image_catalog.DEFAULT_IMAGE).
 _IMAGE = "/v2.1/images/f889e72b-5f7e-546f-a852-ffb79bfbb64f"
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from openkeel.api.usecases.images import image_service
-from openkeel.clients.image_catalog import DEFAULT_IMAGE
+from openkeel.db.image_catalog import DEFAULT_IMAGE
 from tests.functional.conftest import IMAGE, Cloud
 
 ADMIN = "admin:admin"

@@ -26,7 +26,7 @@ from openkeel.clients.image import (
     ImageService,
     ImageServiceUnavailable,
 )
-from openkeel.clients.image_catalog import EmbeddedImageCatalog
+from openkeel.db.image_catalog import EmbeddedImageCatalog
 from openkeel.domain.errors import Forbidden, Invalid, NotFound, OverQuota, ServiceUnavailable
 
 NOT_FOUND = "Image not found."

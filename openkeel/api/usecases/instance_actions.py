@@ -15,7 +15,7 @@ from openkeel.api.context import RequestContext
 from openkeel.db.engine import reader
 from openkeel.db.repositories import build_requests, instance_mappings, instances
 from openkeel.db.repositories import instance_actions as repo
-from openkeel.db.repositories.instance_actions import ActionEvent, InstanceAction
+from openkeel.domain.actions import ActionEvent, InstanceAction
 from openkeel.domain.errors import Invalid, NotFound
 from openkeel.domain.instances import Instance, InstanceNotFound
 

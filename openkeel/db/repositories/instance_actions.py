@@ -8,7 +8,6 @@ are never soft-deleted with the instance, so they stay readable after deletion.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -16,6 +15,7 @@ import sqlalchemy as sa
 
 from openkeel.db.schema import cell as cell_schema
 from openkeel.db.schema.columns import utcnow
+from openkeel.domain.actions import ActionEvent, InstanceAction
 from openkeel.domain.errors import Invalid, NotFound
 from openkeel.domain.instances import InstanceActionNotFound
 
@@ -34,34 +34,6 @@ class ActionMarkerNotFound(Invalid):
 
     def __init__(self, marker: str) -> None:
         super().__init__(f"Marker {marker} could not be found.")
-
-
-@dataclass(frozen=True)
-class ActionEvent:
-    id: int
-    action_id: int
-    event: str
-    start_time: datetime | None
-    finish_time: datetime | None
-    result: str | None
-    traceback: str | None
-    host: str | None
-    details: str | None
-
-
-@dataclass(frozen=True)
-class InstanceAction:
-    id: int
-    instance_uuid: str
-    action: str
-    request_id: str
-    user_id: str | None
-    project_id: str | None
-    start_time: datetime | None
-    finish_time: datetime | None
-    message: str | None
-    created_at: datetime | None
-    updated_at: datetime | None
 
 
 def _action(row: Any) -> InstanceAction:

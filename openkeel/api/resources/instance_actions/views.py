@@ -12,7 +12,7 @@ from urllib.parse import urlencode
 
 from openkeel.api.request import ApiRequest
 from openkeel.api.usecases.instance_actions import ActionDetail
-from openkeel.db.repositories.instance_actions import ActionEvent, InstanceAction
+from openkeel.domain.actions import ActionEvent, InstanceAction
 
 TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%f"
 

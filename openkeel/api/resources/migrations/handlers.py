@@ -3,12 +3,12 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 from openkeel.api.request import ApiRequest
 from openkeel.api.resources.migrations import views
-from openkeel.db.repositories import migrations
+from openkeel.api.usecases.migrations import MigrationFilters
+from openkeel.api.usecases.migrations import list_migrations as find
 
 POLICY = "os_compute_api:os-migrations:%s"
 
@@ -26,19 +26,13 @@ def list_migrations(req: ApiRequest) -> dict[str, Any]:
     if not project_id or project_id != ctx.project_id:
         ctx.can(POLICY % "index:all_projects")
     show_hosts = bool(ctx.can(POLICY % "index:host", fatal=False))
-    status = _one(req, "status")
-    kind = _one(req, "migration_type")
-    found = []
-    for engine in (req.services.cell_dbs or {}).values():
-        with engine.connect() as conn:
-            found += migrations.list_migrations(
-                conn,
-                instance_uuid=_one(req, "instance_uuid"),
-                statuses=[status] if status else (),
-                migration_types=[kind] if kind else (),
-                host=_one(req, "host") or _one(req, "source_compute"),
-                project_id=project_id,
-                user_id=_one(req, "user_id") if req.at_least("2.80") else None,
-            )
-    found.sort(key=lambda m: (m.created_at or datetime.min, m.id), reverse=True)
+    filters = MigrationFilters(
+        instance_uuid=_one(req, "instance_uuid"),
+        status=_one(req, "status"),
+        migration_type=_one(req, "migration_type"),
+        host=_one(req, "host") or _one(req, "source_compute"),
+        project_id=project_id,
+        user_id=_one(req, "user_id") if req.at_least("2.80") else None,
+    )
+    found = find(req.services, filters)
     return {"migrations": [views.migration(req, m, show_hosts) for m in found]}

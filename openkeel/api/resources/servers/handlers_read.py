@@ -12,31 +12,23 @@ from openkeel.api.resources.servers.show_options import (
     show_options,
     wanted,
 )
-from openkeel.api.usecases.servers.gathering import Located, RecordGatherer
+from openkeel.api.usecases.servers.gathering import RecordGatherer
 from openkeel.api.usecases.servers.listing import ServerLister
-from openkeel.api.usecases.servers.lookup import find_server
 from openkeel.api.usecases.servers.records import ServerRecord
-from openkeel.db.readers import Readers
+from openkeel.api.usecases.servers.showing import ServerShowing
 
 
 def show_server(req: ApiRequest) -> dict[str, Any]:
     """GET /servers/{id} (one reader transaction per database for the whole request)."""
-    with Readers() as readers:
-        found = find_server(
-            req.services,
-            req.context,
-            req.params["id"],
-            down_ok=req.at_least("2.69"),
-            readers=readers,
-        )
+    with ServerShowing(req.services, req.context) as showing:
+        found = showing.find(req.params["id"], down_ok=req.at_least("2.69"))
         project_id = found.instance.project_id
         req.context.can(POLICY % "show", {"project_id": project_id})
         groups = req.at_least("2.71")
         opts = show_options(req, project_id, server_groups=groups)
         need = wanted(req, host_status_mode(req, project_id), groups)
-        located = Located(found.instance, found.cell_uuid, found.down)
-        record = RecordGatherer(req.services).gather([located], need, readers)
-    return {"server": views_server.server(req, record[0], opts)}
+        record = showing.record(found, need)
+    return {"server": views_server.server(req, record, opts)}
 
 
 def _max_limit(req: ApiRequest) -> int:

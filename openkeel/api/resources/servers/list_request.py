@@ -12,9 +12,12 @@ from typing import Any
 
 from openkeel.api.request import ApiRequest
 from openkeel.api.usecases.servers import list_options as opts
-from openkeel.api.usecases.servers.listing import ListQuery
-from openkeel.db.repositories.instance_list import InstanceFilters
-from openkeel.db.repositories.instance_rows import FAULT_IF_SHOWN, LOCKED_REASON
+from openkeel.api.usecases.servers.listing import (
+    FAULT_IF_SHOWN,
+    LOCKED_REASON,
+    InstanceFilters,
+    ListQuery,
+)
 from openkeel.domain.errors import Forbidden, Invalid
 from openkeel.domain.states import states_from_statuses
 

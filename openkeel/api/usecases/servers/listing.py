@@ -24,7 +24,12 @@ from openkeel.db.repositories import (
     instances,
 )
 from openkeel.db.repositories.flavors import FlavorRepository
-from openkeel.db.repositories.instance_list import InstanceFilters
+
+# The query vocabulary the handler fills in: the repository's filters and the names of the
+# partial relations a list view loads.
+from openkeel.db.repositories.instance_list import InstanceFilters as InstanceFilters
+from openkeel.db.repositories.instance_rows import FAULT_IF_SHOWN as FAULT_IF_SHOWN
+from openkeel.db.repositories.instance_rows import LOCKED_REASON as LOCKED_REASON
 from openkeel.domain.errors import ComputeError
 from openkeel.domain.flavors import Viewer
 from openkeel.domain.instances import FlavorSnapshot, Instance, InstanceNotFound, MarkerNotFound

@@ -3,7 +3,8 @@
 Used by the all-in-one (and whenever ``[glance]`` names no endpoint) so ``imageRef`` and
 ``/images`` work without Glance. Images carry metadata only, no bytes. The table lives outside
 Nova's API schema (its own MetaData, created on first use) and persists with the API database;
-see docs/decisions/0008 for why.
+see docs/decisions/0008 for why. It is the storage of an embedded service, so it lives in the
+database layer: outbound clients (``openkeel.clients``) never read the database.
 """
 
 from __future__ import annotations
