@@ -33,6 +33,7 @@ from openkeel.compute.operations import resize_verify
 from openkeel.compute.operations.outcome import set_error
 from openkeel.compute.operations.resize import (
     compute_client,
+    fail_migration,
     roll_back_move,
     set_migration,
 )
@@ -44,6 +45,7 @@ from openkeel.domain.instances import Instance, InstanceNotFound, InstanceUpdate
 from openkeel.domain.migrations import Migration
 from openkeel.domain.states import TaskState, VmState
 from openkeel.rpc.message import CallContext
+from openkeel.rpc.messages import compute as m
 
 LOG = logging.getLogger(__name__)
 
@@ -106,7 +108,7 @@ def _recover(host: ComputeHost, migration: Migration) -> bool:
     try:
         instance = host.records.get(migration.instance_uuid)
     except InstanceNotFound:
-        set_migration(host, migration, status=status.ERROR)  # frees its consumer (audit)
+        fail_migration(host, migration)
         return False
     if instance.host != host.host:
         return False  # the host the instance points at settles it
@@ -121,7 +123,7 @@ def _recover(host: ComputeHost, migration: Migration) -> bool:
     elif migration.status in _NOT_MOVED and instance.host == migration.source_compute:
         roll_back_move(host, uuid, migration, exc)
     else:
-        set_migration(host, migration, status=status.ERROR)
+        fail_migration(host, migration)
         set_error(host, uuid, exc)
     return True
 
@@ -144,7 +146,7 @@ def resume_revert(host: ComputeHost, instance: Instance) -> None:
     if migration is None or migration.status not in revertible:
         LOG.warning("Instance %s was reverting with no migration to revert: ERROR", uuid)
         if migration is not None:
-            set_migration(host, migration, status=status.ERROR)
+            fail_migration(host, migration)
         set_error(host, uuid, InterruptedRevert(migration))
         return
     LOG.warning("Finishing the interrupted revert of %s (migration %s)", uuid, migration.status)
@@ -156,9 +158,8 @@ def resume_revert(host: ComputeHost, instance: Instance) -> None:
     elif migration.source_compute == host.host:
         resize_verify.finish_revert_resize(host, context, uuid, data)
     else:
-        compute_client(host).finish_revert_resize(
-            context, instance, migration.to_primitive(), migration.source_compute or "", {}
-        )
+        to_source = m.FinishRevertResize(uuid, migration.to_primitive())
+        compute_client(host).cast(context, migration.source_compute or "", to_source)
 
 
 class InterruptedRevert(ComputeError):

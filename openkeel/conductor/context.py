@@ -32,6 +32,7 @@ from openkeel.domain.states import VmState
 from openkeel.rpc.clients.compute import ComputeRpcClient
 from openkeel.rpc.clients.scheduler import SchedulerRpcClient
 from openkeel.rpc.message import CallContext
+from openkeel.rpc.messages.compute import BuildAndRunInstance
 from openkeel.runtime.clock import Clock
 
 LOG = logging.getLogger(__name__)
@@ -134,19 +135,14 @@ class ConductorDeps:
         admin_password: str | None,
         requested_networks: Sequence[Mapping[str, Any]] | None,
     ) -> None:
-        self.compute.build_and_run_instance(
-            context,
-            instance,
-            chosen.host,
-            image,
-            request_spec,
-            filter_properties,
+        build = BuildAndRunInstance(
+            instance.uuid,
+            request_spec=request_spec,
+            filter_properties=filter_properties,
+            requested_networks=tuple(requested_networks or ()),
+            host_list=tuple(alt.primitive for alt in alternates),
+            image=image,
             admin_password=admin_password,
-            requested_networks=requested_networks,
             node=chosen.node,
-            limits=chosen.primitive.get("limits"),
-            host_list=[alt.primitive for alt in alternates],
-            block_device_mapping=[],
-            injected_files=[],
-            security_groups=[],
         )
+        self.compute.cast(context, chosen.host, build)

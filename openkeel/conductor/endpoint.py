@@ -1,18 +1,21 @@
 """The conductor's RPC endpoint: Nova's ComputeTaskAPI (topic ``conductor``, namespace
-``compute_task``). Thin: builds a task from the message and runs it (openkeel.conductor.tasks).
+``compute_task``). Thin: builds a task from the typed message
+(``openkeel.rpc.messages.conductor``) and runs it (openkeel.conductor.tasks).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from collections.abc import Mapping
+from typing import ClassVar
 
 from openkeel.conductor.context import ConductorDeps
-from openkeel.conductor.tasks.build import BuildArgs, RescheduleTask, ScheduleAndBuildTask
+from openkeel.conductor.tasks.build import BuildOptions, RescheduleTask, ScheduleAndBuildTask
 from openkeel.conductor.tasks.live_migrate import LiveMigrateTask
 from openkeel.conductor.tasks.migrate import MigrateTask
 from openkeel.rpc.clients.conductor import SERVER_VERSION
 from openkeel.rpc.message import CallContext
+from openkeel.rpc.messages import RpcMessage
+from openkeel.rpc.messages import conductor as m
 
 
 class ComputeTaskEndpoint:
@@ -20,79 +23,36 @@ class ComputeTaskEndpoint:
 
     rpc_version: ClassVar[str] = SERVER_VERSION
     rpc_namespace: ClassVar[str] = "compute_task"
+    rpc_messages: ClassVar[Mapping[str, type[RpcMessage]]] = m.MESSAGES
 
     def __init__(self, deps: ConductorDeps) -> None:
         self._deps = deps
 
     def schedule_and_build_instances(
-        self,
-        context: CallContext,
-        build_requests: Sequence[Mapping[str, Any]],
-        request_specs: Sequence[Mapping[str, Any]],
-        image: Mapping[str, Any] | None = None,
-        admin_password: str | None = None,
-        injected_files: Sequence[Any] | None = None,
-        requested_networks: Sequence[Mapping[str, Any]] | None = None,
-        block_device_mapping: Sequence[Any] | None = None,
-        tags: Sequence[Any] | None = None,
+        self, context: CallContext, msg: m.ScheduleAndBuildInstances
     ) -> None:
-        args = BuildArgs(image or {}, admin_password, requested_networks)
-        ScheduleAndBuildTask(self._deps, context, build_requests, request_specs, args).execute()
+        options = BuildOptions(msg.image, msg.admin_password, msg.requested_networks)
+        ScheduleAndBuildTask(
+            self._deps, context, msg.instance_uuids, msg.request_specs, options
+        ).execute()
 
-    def build_instances(
-        self,
-        context: CallContext,
-        instances: Sequence[Mapping[str, Any]],
-        image: Mapping[str, Any] | None = None,
-        filter_properties: Mapping[str, Any] | None = None,
-        admin_password: str | None = None,
-        injected_files: Sequence[Any] | None = None,
-        requested_networks: Sequence[Mapping[str, Any]] | None = None,
-        security_groups: Sequence[str] | None = None,
-        block_device_mapping: Sequence[Any] | None = None,
-        legacy_bdm: bool = True,
-        request_spec: Mapping[str, Any] | None = None,
-        host_lists: Sequence[Sequence[Mapping[str, Any]]] | None = None,
-    ) -> None:
-        args = BuildArgs(image or {}, admin_password, requested_networks)
-        lists = list(host_lists or [])
-        for index, instance in enumerate(instances):
-            host_list = lists[index] if index < len(lists) else []
+    def build_instances(self, context: CallContext, msg: m.BuildInstances) -> None:
+        options = BuildOptions(msg.image, msg.admin_password, msg.requested_networks)
+        for index, uuid in enumerate(msg.instance_uuids):
+            host_list = msg.host_lists[index] if index < len(msg.host_lists) else ()
             RescheduleTask(
-                self._deps, context, instance, host_list, filter_properties or {},
-                request_spec, args,
+                self._deps, context, uuid, host_list, msg.filter_properties, msg.request_spec,
+                options,
             ).execute()  # fmt: skip
 
-    def migrate_server(
-        self,
-        context: CallContext,
-        instance: Mapping[str, Any],
-        scheduler_hint: Mapping[str, Any] | None = None,
-        live: bool = False,
-        rebuild: bool = False,
-        flavor: Mapping[str, Any] | None = None,
-        block_migration: bool | None = None,
-        disk_over_commit: bool | None = None,
-        reservations: Sequence[str] | None = None,
-        clean_shutdown: bool = True,
-        request_spec: Mapping[str, Any] | None = None,
-        host_list: Sequence[Mapping[str, Any]] | None = None,
-    ) -> None:
-        if live or rebuild:
-            raise NotImplementedError("Only cold migrations are served by migrate_server")
+    def migrate_server(self, context: CallContext, msg: m.MigrateServer) -> None:
         MigrateTask(
-            self._deps, context, instance, flavor, scheduler_hint, request_spec, clean_shutdown
-        ).execute()
+            self._deps, context, msg.instance_uuid, msg.flavor, msg.scheduler_hint,
+            msg.request_spec, msg.clean_shutdown,
+        ).execute()  # fmt: skip
 
-    def live_migrate_instance(
-        self,
-        context: CallContext,
-        instance: Mapping[str, Any],
-        scheduler_hint: Mapping[str, Any] | None = None,
-        block_migration: bool | None = None,
-        disk_over_commit: bool | None = None,
-        request_spec: Mapping[str, Any] | None = None,
-    ) -> None:
+    def live_migrate_instance(self, context: CallContext, msg: m.LiveMigrateInstance) -> None:
         LiveMigrateTask(
-            self._deps, context, instance, scheduler_hint, block_migration, request_spec
-        ).execute()
+            self._deps, context, msg.instance_uuid, msg.scheduler_hint, msg.block_migration,
+            msg.request_spec,
+        ).execute()  # fmt: skip

@@ -2,8 +2,10 @@
 
 Role services (compute, conductor, scheduler) create one ``RpcServer`` per topic with their
 endpoint objects. An endpoint declares the API version it serves (``rpc_version``) and,
-optionally, a ``rpc_namespace``; its public methods are called as
-``method(context: CallContext, **args)`` on a thread pool, one pool per server. While a message
+optionally, a ``rpc_namespace`` and its typed messages (``rpc_messages``, by method name:
+``openkeel.rpc.messages``). A method with a message class is called as
+``method(context, message)``, the message rebuilt from the arguments; other public methods as
+``method(context, **args)``. Calls run on a thread pool, one pool per server. While a message
 is handled, its context is the current request of ``openkeel.logcontext``, so the role's log
 lines carry the request id of the API request that sent it.
 """
@@ -112,10 +114,15 @@ class RpcServer:
 
     def dispatch(self, message: Message) -> object:
         """Run the endpoint method ``message`` names; raise what it raises."""
-        method = self._find(message)
-        return method(CallContext.from_dict(message["context"]), **message["args"])
+        endpoint, method = self._find(message)
+        context = CallContext.from_dict(message["context"])
+        # A class attribute: endpoints may answer any name through ``__getattr__``.
+        typed = getattr(type(endpoint), "rpc_messages", {}).get(message["method"])
+        if typed is not None:
+            return method(context, typed.from_args(message["args"]))
+        return method(context, **message["args"])
 
-    def _find(self, message: Message) -> Callable[..., object]:
+    def _find(self, message: Message) -> tuple[object, Callable[..., object]]:
         name, version = message["method"], message["version"]
         in_namespace = [
             endpoint
@@ -130,7 +137,7 @@ class RpcServer:
         for endpoint in compatible:
             method = getattr(endpoint, name, None)
             if not name.startswith("_") and callable(method):
-                return method  # type: ignore[no-any-return]
+                return endpoint, method
         if in_namespace and not compatible:
             raise errors.UnsupportedVersion(
                 f"Endpoint does not support RPC version {version}. Attempted method: {name}"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import sqlalchemy as sa
@@ -22,6 +22,8 @@ from openkeel.db.repositories.aggregates import AggregateRepository
 from openkeel.db.repositories.server_groups import ServerGroupRepository
 from openkeel.domain.errors import Invalid
 from openkeel.rpc.message import CallContext, Target
+from openkeel.rpc.messages import RpcMessage
+from openkeel.rpc.messages import scheduler as m
 from openkeel.rpc.server import RpcServer
 from openkeel.rpc.transport import Transport
 from openkeel.scheduler.aggregate_cache import AggregateCache, aggregate_from_primitive
@@ -38,30 +40,12 @@ TOPIC = "scheduler"
 RPC_VERSION = "4.5"
 
 
-def _objects(value: Any) -> list[Any]:
-    """A list payload, or the ``objects`` of a Nova object list, or one object."""
-    if isinstance(value, Mapping):
-        data = value.get("nova_object.data", value)
-        if isinstance(data, Mapping) and "objects" in data:
-            return list(data["objects"])
-        return [value]
-    return list(value or ())
-
-
-def _uuid_of(item: Any) -> str | None:
-    if isinstance(item, str):
-        return item
-    if isinstance(item, Mapping):
-        data = item.get("nova_object.data", item)
-        return str(data["uuid"]) if data.get("uuid") else None
-    return None
-
-
 class SchedulerEndpoint:
     """Nova's SchedulerManager methods over a ``HostSelector`` and its caches."""
 
     rpc_version: ClassVar[str] = RPC_VERSION
     rpc_namespace: ClassVar[str | None] = None
+    rpc_messages: ClassVar[Mapping[str, type[RpcMessage]]] = m.MESSAGES
 
     def __init__(
         self,
@@ -126,68 +110,49 @@ class SchedulerEndpoint:
 
     # -- calls ---------------------------------------------------------------------------
 
-    def select_destinations(
-        self,
-        context: CallContext,
-        spec_obj: Mapping[str, Any] | None = None,
-        instance_uuids: Sequence[str] | None = None,
-        return_objects: bool = False,
-        return_alternates: bool = False,
-        request_spec: Mapping[str, Any] | None = None,
-        filter_properties: Mapping[str, Any] | None = None,
-    ) -> list[Any]:
+    def select_destinations(self, context: CallContext, msg: m.SelectDestinations) -> list[Any]:
         """Per instance [chosen, alternates...] as Selection dicts (``return_objects``), else
         the legacy list of ``{host, nodename, limits}`` of the chosen hosts."""
-        spec = spec_obj if spec_obj is not None else request_spec
-        if spec is None:
-            raise Invalid("select_destinations needs a request spec")
-        if not instance_uuids:
+        if not msg.instance_uuids:
             raise Invalid("select_destinations needs the instance uuids to claim for")
-        request = parse_request_spec(spec)
+        request = parse_request_spec(msg.spec_obj)
         request = dataclasses.replace(
             request,
             project_id=request.project_id or context.project_id,
             user_id=request.user_id or context.user_id,
         )
-        LOG.debug("Starting to schedule for instances: %s", list(instance_uuids))
+        LOG.debug("Starting to schedule for instances: %s", list(msg.instance_uuids))
         selections = self.selector.select(
             request,
-            list(instance_uuids),
-            return_alternates=return_alternates and return_objects,
+            list(msg.instance_uuids),
+            return_alternates=msg.return_alternates and msg.return_objects,
         )
-        if not return_objects:
+        if not msg.return_objects:
             return [chosen[0].to_legacy_dict() for chosen in selections]
         return [[s.to_primitive() for s in per_instance] for per_instance in selections]
 
     # -- fanout casts --------------------------------------------------------------------
 
-    def update_aggregates(self, context: CallContext, aggregates: Any) -> None:
+    def update_aggregates(self, context: CallContext, msg: m.UpdateAggregates) -> None:
         """Aggregates were created or changed."""
-        self.aggregates.update(aggregate_from_primitive(a) for a in _objects(aggregates))
+        self.aggregates.update(aggregate_from_primitive(a) for a in msg.aggregates)
 
-    def delete_aggregate(self, context: CallContext, aggregate: Any) -> None:
+    def delete_aggregate(self, context: CallContext, msg: m.DeleteAggregate) -> None:
         """An aggregate was deleted."""
-        for agg in _objects(aggregate):
-            self.aggregates.delete(aggregate_from_primitive(agg))
+        self.aggregates.delete(aggregate_from_primitive(msg.aggregate))
 
-    def update_instance_info(
-        self, context: CallContext, host_name: str, instance_info: Any
-    ) -> None:
-        """Instances now on ``host_name`` (one instance or a list)."""
-        uuids = [u for u in (_uuid_of(i) for i in _objects(instance_info)) if u]
-        self.instance_map.add(host_name, uuids)
+    def update_instance_info(self, context: CallContext, msg: m.UpdateInstanceInfo) -> None:
+        """Instances now on ``host_name``."""
+        uuids = [str(info["uuid"]) for info in msg.instance_info if info.get("uuid")]
+        self.instance_map.add(msg.host_name, uuids)
 
-    def delete_instance_info(
-        self, context: CallContext, host_name: str, instance_uuid: str
-    ) -> None:
+    def delete_instance_info(self, context: CallContext, msg: m.DeleteInstanceInfo) -> None:
         """An instance left ``host_name``."""
-        self.instance_map.remove(host_name, instance_uuid)
+        self.instance_map.remove(msg.host_name, msg.instance_uuid)
 
-    def sync_instance_info(
-        self, context: CallContext, host_name: str, instance_uuids: Sequence[str]
-    ) -> None:
+    def sync_instance_info(self, context: CallContext, msg: m.SyncInstanceInfo) -> None:
         """The full list of instances on ``host_name``."""
-        self.instance_map.sync(host_name, instance_uuids)
+        self.instance_map.sync(msg.host_name, msg.instance_uuids)
 
 
 def serve(transport: Transport, endpoint: SchedulerEndpoint, host: str) -> RpcServer:

@@ -15,6 +15,7 @@ from openkeel.db.image_catalog import DEFAULT_IMAGE
 from openkeel.db.repositories import build_requests, instance_mappings, instances
 from openkeel.db.schema import cell as cell_tables
 from openkeel.domain.instances import Instance, InstanceUpdate
+from openkeel.rpc.messages import RpcMessage
 from tests.client import ApiClient
 from tests.conftest import CELL1_UUID
 
@@ -24,14 +25,25 @@ USER = "demo:demo"
 
 
 class Recorder:
-    """Records every method call made on it: ``calls`` is [(name, kwargs)]."""
+    """A role client that records what it is asked to send: ``calls`` is [(name, details)].
+
+    A typed message (``cast(context, [host,] message)``) is recorded under its RPC method name
+    with its fields, the ``message`` itself and the ``host`` it went to (None: any/all).
+    """
 
     def __init__(self) -> None:
         self.calls: list[tuple[str, dict[str, Any]]] = []
 
     def __getattr__(self, name: str) -> Any:
         def record(context: Any, *args: Any, **kwargs: Any) -> None:
-            self.calls.append((name, {"context": context, "args": args, **kwargs}))
+            message = args[-1] if args and isinstance(args[-1], RpcMessage) else None
+            if message is None:
+                self.calls.append((name, {"context": context, "args": args, **kwargs}))
+                return
+            fields = {f.name: getattr(message, f.name) for f in dataclasses.fields(message)}  # type: ignore[arg-type]
+            host = args[0] if len(args) == 2 else None
+            details = {"context": context, "host": host, "message": message, **fields}
+            self.calls.append((message.method, details))
 
         return record
 

@@ -61,7 +61,7 @@ def test_live_migrate_casts_conductor(
     assert resp.content == b""
     assert _instance(services, active).task_state == "migrating"
     call = _cast(roles)
-    assert call["args"][1:4] == ({"host": None}, None, None)
+    assert (call["scheduler_hint"], call["block_migration"]) == ({"host": None}, None)
     with services.cell_dbs[CELL1_UUID].connect() as conn:
         assert [a.action for a in instance_actions.list_actions(conn, active)] == ["live-migration"]
     show = api.get(f"/v2.1/servers/{active}", token=USER).json()["server"]
@@ -76,7 +76,8 @@ def test_v21_needs_disk_over_commit_and_parses_booleans(
     assert "'disk_over_commit' is a required property" in resp.text
     body = {"host": None, "block_migration": "true", "disk_over_commit": "off"}
     assert _live(api, active, body, "2.1").status_code == 202
-    assert _cast(roles)["args"][1:4] == ({"host": None}, True, False)
+    call = _cast(roles)
+    assert (call["scheduler_hint"], call["block_migration"]) == ({"host": None}, True)
 
 
 def test_v225_rejects_disk_over_commit(api: ApiClient, active: str) -> None:
@@ -97,8 +98,8 @@ def test_forced_host_goes_to_conductor(
     body = {"host": "host2", "block_migration": "auto", "force": True}
     assert _live(api, active, body, "2.30").status_code == 202
     call = _cast(roles)
-    assert call["args"][1] == {"host": "host2"}
-    assert call["args"][4].get("requested_destination") is None
+    assert call["scheduler_hint"] == {"host": "host2"}
+    assert call["request_spec"].get("requested_destination") is None
 
 
 def test_v268_host_goes_through_the_scheduler(
@@ -110,8 +111,8 @@ def test_v268_host_goes_through_the_scheduler(
         _live(api, active, {"host": "host2", "block_migration": "auto"}, "2.68").status_code == 202
     )
     call = _cast(roles)
-    assert call["args"][1] == {"host": None}
-    assert call["args"][4]["requested_destination"] == {"host": "host2", "node": "host2-node"}
+    assert call["scheduler_hint"] == {"host": None}
+    assert call["request_spec"]["requested_destination"] == {"host": "host2", "node": "host2-node"}
 
 
 def test_unknown_host(api: ApiClient, active: str) -> None:
@@ -204,7 +205,7 @@ def test_abort(
     resp = api.delete(f"{base}/{running}", version="2.24", token=ADMIN)
     assert resp.status_code == 202, resp.text
     name, call = roles[1].calls[-1]
-    assert (name, call["args"][1]) == ("live_migration_abort", running)
+    assert (name, call["migration_id"]) == ("live_migration_abort", running)
     done = _migration(services, active, "completed")
     _error(api.delete(f"{base}/{done}", version="2.24", token=ADMIN), 400,
            f"Migration {done} state of instance {active} is completed. Cannot abort live "

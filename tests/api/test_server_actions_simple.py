@@ -81,7 +81,7 @@ def test_transition_casts_and_records_action(
     assert _row(services, active).task_state == task
     assert compute.names() == [method]
     context = compute.calls[0][1]["context"]
-    assert compute.calls[0][1]["args"][0].uuid == active
+    assert compute.calls[0][1]["instance_uuid"] == active
     (action,) = [a for a in _actions(services, active) if a.action == key]
     assert action.request_id == context.request_id
     assert (action.user_id, action.project_id) == ("demo", "demo")

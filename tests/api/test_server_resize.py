@@ -57,9 +57,9 @@ def test_resize_casts_migrate_server(
     name, call = roles[0].calls[-1]
     assert name == "migrate_server"
     assert call["flavor"]["flavorid"] == "2"
-    assert call["args"][1] == {"filter_properties": {"ignore_hosts": ["host1"]}}
+    assert call["scheduler_hint"] == {"filter_properties": {"ignore_hosts": ["host1"]}}
     assert call["request_spec"]["ignore_hosts"] == ["host1"]
-    assert call["do_cast"] is True
+    assert call["host"] is None  # a cast to any conductor
     with services.cell_dbs[CELL1_UUID].connect() as conn:
         actions = instance_actions.list_actions(conn, active)
     assert [a.action for a in actions] == ["resize"]
@@ -151,14 +151,14 @@ def test_confirm_and_revert(
     assert resp.status_code == 204, resp.text
     ((name, call),) = roles[1].calls
     assert name == "confirm_resize"
-    assert call["args"][2] == "host1"
+    assert call["host"] == "host1"
     with services.cell_dbs[CELL1_UUID].begin() as conn:
         assert migrations.get(conn, migration.id).status == "confirming"
         migrations.update(conn, migration.id, status=mstatus.FINISHED)
     resp = _action(api, active, {"revertResize": None})
     assert resp.status_code == 202, resp.text
     name, call = roles[1].calls[-1]
-    assert (name, call["args"][2]) == ("revert_resize", "host2")
+    assert (name, call["host"]) == ("revert_resize", "host2")
     assert _instance(services, active).task_state == "resize_reverting"
 
 

@@ -60,7 +60,7 @@ def test_create_answer_rows_and_cast(ready: ApiClient, services: ApiServices) ->
     assert conductor.names() == ["schedule_and_build_instances"]
     call = conductor.calls[0][1]
     assert call["admin_password"] == "secret"
-    assert [b["instance_uuid"] for b in call["build_requests"]] == [sid]
+    assert call["instance_uuids"] == (sid,)
 
 
 def test_reservation_id_and_multiple(ready: ApiClient, services: ApiServices) -> None:
@@ -71,7 +71,7 @@ def test_reservation_id_and_multiple(ready: ApiClient, services: ApiServices) ->
     assert resp.json()["reservation_id"].startswith("r-")
     names = sorted(s["name"] for s in ready.get("/v2.1/servers", token=USER).json()["servers"])
     assert names == ["vm-1", "vm-2", "vm-3"]
-    assert len(conductor.calls[0][1]["build_requests"]) == 3
+    assert len(conductor.calls[0][1]["instance_uuids"]) == 3
 
 
 def test_one_request_builds_a_bounded_number_of_servers(
@@ -85,7 +85,7 @@ def test_one_request_builds_a_bounded_number_of_servers(
     assert ready.put("/v2.1/os-quota-sets/demo", json=admin_quota, token=ADMIN).status_code == 200
     resp = _post(ready, {"min_count": 1, "max_count": 2**64, "return_reservation_id": True})
     assert resp.status_code == 202, resp.text
-    assert len(conductor.calls[0][1]["build_requests"]) == 3
+    assert len(conductor.calls[0][1]["instance_uuids"]) == 3
     _error(
         _post(ready, {"min_count": 4, "max_count": 2**64}),
         400,

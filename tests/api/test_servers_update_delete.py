@@ -117,7 +117,7 @@ def test_start_stop_reboot(api: ApiClient, services: ApiServices, active: str) -
 
         instances.update(conn, active, InstanceUpdate(task_state=None))
     assert _action(api, active, {"reboot": {"type": "hard"}}).status_code == 202
-    assert compute.calls[-1][1]["args"][2] == "HARD"
+    assert compute.calls[-1][1]["reboot_type"] == "HARD"
     assert _row(services, active).task_state == "rebooting_hard"
 
 

@@ -10,12 +10,13 @@ import sqlalchemy as sa
 
 from openkeel.clients.placement import PlacementClient
 from openkeel.compute.operations import delete, power
-from openkeel.compute.operations.build import BuildArgs, build_and_run
+from openkeel.compute.operations.build import build_and_run
 from openkeel.db.repositories import instance_mappings
 from openkeel.db.schema import cell as cell_schema
 from openkeel.domain.instances import InstanceNotFound, InstanceUpdate
 from openkeel.rpc.clients.compute import ComputeRpcClient
 from openkeel.rpc.message import CallContext
+from openkeel.rpc.messages.compute import BuildAndRunInstance
 from openkeel.virt.fake_config import FakeDriverConfig
 from tests.compute.cloud import Cloud, make_cloud, wait_for
 from tests.conftest import CELL1_UUID
@@ -47,7 +48,7 @@ def test_build_over_rpc_goes_active_with_network_info(cloud: Cloud) -> None:
     instance = cloud.instance(compute)
     cloud.cell1.ensure_action(instance.uuid, "create", CTX.request_id, "demo", "demo")
     client = ComputeRpcClient(cloud.transport)
-    client.build_and_run_instance(CTX, instance, compute.hostname, {}, {}, {})
+    client.cast(CTX, compute.hostname, BuildAndRunInstance(instance.uuid))
     wait_for(lambda: cloud.cell1.get(instance.uuid).vm_state == "active")
     built = cloud.cell1.get(instance.uuid)
     assert (built.task_state, built.power_state) == (None, 1)
@@ -66,7 +67,7 @@ def test_build_failure_without_retry_is_error_with_fault_and_no_allocation(cloud
     )
     compute.start(background=False)
     instance = cloud.instance(compute, uuid=instance_uuid)
-    build_and_run(compute.host, CTX, BuildArgs(instance.uuid))
+    build_and_run(compute.host, CTX, BuildAndRunInstance(instance.uuid))
     failed = cloud.cell1.get(instance.uuid)
     assert (failed.vm_state, failed.task_state) == ("error", None)
     assert failed.fault is not None
@@ -80,7 +81,7 @@ def test_build_failure_without_retry_is_error_with_fault_and_no_allocation(cloud
 def test_build_of_instance_being_deleted_stops_quietly(cloud: Cloud) -> None:
     compute = cloud.compute().start(background=False)
     instance = cloud.instance(compute, task_state="deleting")
-    build_and_run(compute.host, CTX, BuildArgs(instance.uuid))
+    build_and_run(compute.host, CTX, BuildAndRunInstance(instance.uuid))
     current = cloud.cell1.get(instance.uuid)
     assert (current.vm_state, current.task_state) == ("building", "deleting")
     assert compute.host.driver.list_instance_uuids() == []
@@ -89,7 +90,7 @@ def test_build_of_instance_being_deleted_stops_quietly(cloud: Cloud) -> None:
 def test_delete(cloud: Cloud) -> None:
     compute = cloud.compute().start(background=False)
     instance = cloud.instance(compute)
-    build_and_run(compute.host, CTX, BuildArgs(instance.uuid))
+    build_and_run(compute.host, CTX, BuildAndRunInstance(instance.uuid))
     cloud.cell1.update(instance.uuid, InstanceUpdate(task_state="deleting"))
     delete.terminate(compute.host, CTX, instance.uuid)
     with pytest.raises(InstanceNotFound):
@@ -109,7 +110,7 @@ def test_delete(cloud: Cloud) -> None:
 def test_stop_start_reboot(cloud: Cloud) -> None:
     compute = cloud.compute().start(background=False)
     instance = cloud.instance(compute)
-    build_and_run(compute.host, CTX, BuildArgs(instance.uuid))
+    build_and_run(compute.host, CTX, BuildAndRunInstance(instance.uuid))
     cloud.cell1.update(instance.uuid, InstanceUpdate(task_state="powering-off"))
     power.stop(compute.host, CTX, instance.uuid)
     stopped = cloud.cell1.get(instance.uuid)
@@ -131,7 +132,7 @@ def test_stop_of_an_instance_being_deleted_leaves_the_delete_alone(
     fault, and the delete's task state is not reverted under it."""
     compute = cloud.compute().start(background=False)
     instance = cloud.instance(compute)
-    build_and_run(compute.host, CTX, BuildArgs(instance.uuid))
+    build_and_run(compute.host, CTX, BuildAndRunInstance(instance.uuid))
     cloud.cell1.update(instance.uuid, InstanceUpdate(task_state="deleting"))
     with caplog.at_level("INFO"):
         power.stop(compute.host, CTX, instance.uuid)
@@ -146,7 +147,7 @@ def test_stop_failure_reverts_task_state_with_fault(cloud: Cloud) -> None:
     config = FakeDriverConfig(nodes=("n-stop",), failures=(InjectedFailure("power_off"),))
     compute = cloud.compute(config).start(background=False)
     instance = cloud.instance(compute)
-    build_and_run(compute.host, CTX, BuildArgs(instance.uuid))
+    build_and_run(compute.host, CTX, BuildAndRunInstance(instance.uuid))
     cloud.cell1.update(instance.uuid, InstanceUpdate(task_state="powering-off"))
     power.stop(compute.host, CTX, instance.uuid)
     current = cloud.cell1.get(instance.uuid)
@@ -161,7 +162,7 @@ def test_late_build_cast_does_not_revive_a_settled_instance(cloud: Cloud) -> Non
     compute = cloud.compute().start(background=False)
     instance = cloud.instance(compute)
     cloud.cell1.update(instance.uuid, InstanceUpdate(vm_state="error", task_state=None))
-    build_and_run(compute.host, CTX, BuildArgs(instance.uuid))
+    build_and_run(compute.host, CTX, BuildAndRunInstance(instance.uuid))
     settled = cloud.cell1.get(instance.uuid)
     assert (settled.vm_state, settled.task_state) == ("error", None)
     assert instance.uuid not in compute.host.driver.list_instance_uuids()

@@ -11,9 +11,10 @@ import pytest
 
 from openkeel.clients.placement import PlacementClient
 from openkeel.compute import guest
-from openkeel.compute.operations.build import BuildArgs, build_and_run
+from openkeel.compute.operations.build import build_and_run
 from openkeel.domain.instances import InstanceNotFound, InstanceUpdate
 from openkeel.rpc.message import CallContext
+from openkeel.rpc.messages.compute import BuildAndRunInstance
 from tests.compute.cloud import RESOURCES, Cloud, make_cloud
 
 CTX = CallContext(user_id="demo", project_id="demo")
@@ -29,7 +30,7 @@ def cloud(tmp_path: Path, placement: PlacementClient) -> Iterator[Cloud]:
 def test_power_sync_stops_active_instance_whose_guest_shut_down(cloud: Cloud) -> None:
     compute = cloud.compute().start(background=False)
     instance = cloud.instance(compute)
-    build_and_run(compute.host, CTX, BuildArgs(instance.uuid))
+    build_and_run(compute.host, CTX, BuildAndRunInstance(instance.uuid))
     ref = guest.instance_ref(cloud.services.conf, cloud.cell1.get(instance.uuid))
     compute.host.driver.power_off(ref)
     cloud.clock.advance(599)
@@ -43,7 +44,7 @@ def test_power_sync_stops_active_instance_whose_guest_shut_down(cloud: Cloud) ->
 def test_power_sync_stops_running_guest_of_stopped_instance(cloud: Cloud) -> None:
     compute = cloud.compute().start(background=False)
     instance = cloud.instance(compute)
-    build_and_run(compute.host, CTX, BuildArgs(instance.uuid))
+    build_and_run(compute.host, CTX, BuildAndRunInstance(instance.uuid))
     cloud.cell1.update(instance.uuid, InstanceUpdate(vm_state="stopped", power_state=4))
     compute.periodic.run("sync_power_states")
     ref = guest.instance_ref(cloud.services.conf, cloud.cell1.get(instance.uuid))
@@ -79,7 +80,7 @@ def test_build_timeout_zero_is_off(cloud: Cloud) -> None:
 def test_reclaim_soft_deleted(cloud: Cloud) -> None:
     compute = cloud.compute(reclaim_instance_interval=3600).start(background=False)
     instance = cloud.instance(compute)
-    build_and_run(compute.host, CTX, BuildArgs(instance.uuid))
+    build_and_run(compute.host, CTX, BuildAndRunInstance(instance.uuid))
     cloud.cell1.update(instance.uuid, InstanceUpdate(vm_state="soft-delete"))
     cloud.clock.advance(3601)
     compute.periodic.run("reclaim_queued_deletes")
@@ -92,10 +93,10 @@ def test_restart_after_crash_mid_build_converges(cloud: Cloud) -> None:
     compute = cloud.compute().start(background=False)
     spawning = cloud.instance(compute, task_state="spawning")
     deleting = cloud.instance(compute)
-    build_and_run(compute.host, CTX, BuildArgs(deleting.uuid))
+    build_and_run(compute.host, CTX, BuildAndRunInstance(deleting.uuid))
     cloud.cell1.update(deleting.uuid, InstanceUpdate(task_state="deleting"))
     stopping = cloud.instance(compute)
-    build_and_run(compute.host, CTX, BuildArgs(stopping.uuid))
+    build_and_run(compute.host, CTX, BuildAndRunInstance(stopping.uuid))
     cloud.cell1.update(stopping.uuid, InstanceUpdate(task_state="powering-off"))
     node = compute.host.tracker.node_for(None)
     assert node is not None
@@ -126,7 +127,7 @@ def test_operation_whose_cast_was_lost_is_settled_after_the_stale_timeout(cloud:
     after ``stale_task_timeout`` compute finishes it as a restart would."""
     compute = cloud.compute().start(background=False)
     instance = cloud.instance(compute)
-    build_and_run(compute.host, CTX, BuildArgs(instance.uuid))
+    build_and_run(compute.host, CTX, BuildAndRunInstance(instance.uuid))
     cloud.cell1.update(instance.uuid, InstanceUpdate(task_state="powering-off"))
     cloud.clock.advance(899)
     compute.periodic.run("recover_stale_operations")

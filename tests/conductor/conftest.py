@@ -21,6 +21,7 @@ from openkeel.domain.errors import NoValidHost
 from openkeel.domain.instances import Instance
 from openkeel.rpc.clients.conductor import ConductorRpcClient
 from openkeel.rpc.message import CallContext, Target
+from openkeel.rpc.messages.conductor import ScheduleAndBuildInstances
 from openkeel.rpc.server import RpcServer
 from tests.compute.cloud import FLAVOR, Cloud, make_cloud
 from tests.conftest import CELL1_UUID
@@ -112,9 +113,8 @@ def request_build(cloud: Cloud, uuid: str | None = None) -> Instance:
 
 def cast_build(cloud: Cloud, instance: Instance) -> None:
     spec = {"instance_uuid": instance.uuid, "flavor": FLAVOR.to_primitive(), "num_instances": 1}
-    ConductorRpcClient(cloud.transport).schedule_and_build_instances(
-        CTX, [{"instance_uuid": instance.uuid}], [spec], {}, None, [], None, []
-    )
+    message = ScheduleAndBuildInstances((instance.uuid,), (spec,))
+    ConductorRpcClient(cloud.transport).cast(CTX, message)
 
 
 def cell_of(cloud: Cloud, uuid: str) -> str | None:

@@ -216,3 +216,32 @@ def test_destination_killed_mid_revert_finishes_the_revert_on_restart(cloud: Clo
     cloud.add_compute(dest)
     _reverted(cloud, server_id, source)
     gate.release()
+
+
+def test_destination_killed_after_the_guest_moved_frees_the_source_claim(cloud: Cloud) -> None:
+    """kill -9 of the destination while it defines the moved guest (migration
+    ``post-migrating``): on restart the server goes to ERROR (the guest left the source, there
+    is nothing to roll back to) and the source claim the migration held is freed at once, not
+    left taken until the orphan audit's next tick."""
+    gate = Gate()
+    cloud.gates.append(gate)
+    (dest,) = cloud.computes
+    _set_service(cloud, dest, "disabled")
+    source = f"source-{time.monotonic_ns()}"
+    cloud.add_compute(source)
+    server = cloud.wait(cloud.boot("moved")["id"])
+    assert server["OS-EXT-SRV-ATTR:host"] == source
+    _kill(cloud, dest)
+    cloud.add_compute(dest, delays={"finish_migration": 1.0}, sleep=gate.sleep)
+    _set_service(cloud, dest, "enabled")
+    _set_service(cloud, source, "disabled")  # the resize must go to the other host
+    _action(cloud, server["id"], {"resize": {"flavorRef": "2"}})
+    assert gate.entered.wait(30), "the resize never reached the destination's finish"
+    _kill(cloud, dest)
+    cloud.add_compute(dest)  # restarted on the same host: reconciles on start
+    settled = cloud.wait(server["id"])
+    assert (settled["status"], settled["OS-EXT-SRV-ATTR:host"]) == ("ERROR", dest), settled
+    migrations = cloud.api.get(f"/v2.1/os-migrations?instance_uuid={server['id']}").json()
+    assert [m["status"] for m in migrations["migrations"]] == ["error"]
+    assert cloud.usage() == SMALL  # the instance's claim on the destination, nothing else
+    gate.release()

@@ -1,5 +1,5 @@
-"""Role clients: Nova's method names, versions, targets and marshalled payloads, on both
-transports."""
+"""Role clients: typed messages sent under Nova's method names and versions, to the right
+targets, with their fields as the wire arguments, on both transports."""
 
 from __future__ import annotations
 
@@ -20,6 +20,9 @@ from openkeel.rpc.clients import (
     scheduler,
 )
 from openkeel.rpc.message import Message
+from openkeel.rpc.messages import compute as cm
+from openkeel.rpc.messages import conductor as km
+from openkeel.rpc.messages import scheduler as sm
 from tests.rpc.conftest import Transports
 
 CTX = CallContext(user_id="u1", project_id="p1", roles=("member",), request_id="req-9")
@@ -30,9 +33,6 @@ WAIT = 10.0
 class Instance:
     uuid: str
     host: str | None
-
-    def to_primitive(self) -> dict[str, object]:
-        return {"uuid": self.uuid, "host": self.host}
 
 
 class Recorder:
@@ -95,33 +95,22 @@ def test_build_and_run_instance_casts_to_the_host(serve: Serve, transports: Tran
     other = Recorder(compute.SERVER_VERSION)
     server = serve(Target("compute", server="host2"), endpoint)
     serve(Target("compute", server="host1"), other)
-    ComputeRpcClient(transports.new(), timeout=WAIT).build_and_run_instance(
-        CTX,
-        Instance("i-1", None),
-        "host2",
-        {"id": "img"},
-        {"num_instances": 1},
-        {},
-        security_groups=["default"],
-        node="node2",
+    message = cm.BuildAndRunInstance(
+        "i-1", request_spec={"num_instances": 1}, image={"id": "img"}, node="node2"
     )
+    ComputeRpcClient(transports.new(), timeout=WAIT).cast(CTX, "host2", message)
     assert endpoint.wait() == [
         (
             "build_and_run_instance",
             {
-                "instance": {"uuid": "i-1", "host": None},
-                "image": {"id": "img"},
+                "instance_uuid": "i-1",
                 "request_spec": {"num_instances": 1},
                 "filter_properties": {},
+                "requested_networks": [],
+                "host_list": [],
+                "image": {"id": "img"},
                 "admin_password": None,
-                "injected_files": None,
-                "requested_networks": None,
-                "security_groups": ["default"],
-                "block_device_mapping": None,
                 "node": "node2",
-                "limits": None,
-                "host_list": None,
-                "accel_uuids": None,
             },
         )
     ]
@@ -130,45 +119,40 @@ def test_build_and_run_instance_casts_to_the_host(serve: Serve, transports: Tran
 
 
 @pytest.mark.parametrize(
-    ("send", "expected"),
+    ("message", "expected"),
     [
+        (cm.TerminateInstance("i-1"), ("terminate_instance", {})),
+        (cm.StartInstance("i-1"), ("start_instance", {})),
         (
-            lambda c, i: c.terminate_instance(CTX, i, [{"volume_id": "v"}]),
-            ("terminate_instance", {"bdms": [{"volume_id": "v"}]}),
-        ),
-        (lambda c, i: c.start_instance(CTX, i), ("start_instance", {})),
-        (
-            lambda c, i: c.stop_instance(CTX, i, clean_shutdown=False),
+            cm.StopInstance("i-1", clean_shutdown=False),
             ("stop_instance", {"clean_shutdown": False}),
         ),
-        (
-            lambda c, i: c.reboot_instance(CTX, i, None, "HARD"),
-            ("reboot_instance", {"block_device_info": None, "reboot_type": "HARD"}),
-        ),
+        (cm.RebootInstance("i-1", "HARD"), ("reboot_instance", {"reboot_type": "HARD"})),
     ],
     ids=["terminate", "start", "stop", "reboot"],
 )
-def test_instance_methods_cast_to_the_instance_host(
+def test_instance_messages_cast_to_the_instance_host(
     serve: Serve,
     transports: Transports,
-    send: Callable[[ComputeRpcClient, Instance], None],
+    message: cm.InstanceMessage,
     expected: tuple[str, dict[str, object]],
 ) -> None:
     endpoint = Recorder(compute.SERVER_VERSION)
     server = serve(Target("compute", server="h1"), endpoint)
-    send(ComputeRpcClient(transports.new(), timeout=WAIT), Instance("i-1", "h1"))
+    client = ComputeRpcClient(transports.new(), timeout=WAIT)
+    client.cast(CTX, compute.instance_host(Instance("i-1", "h1")), message)
     name, args = expected
-    assert endpoint.wait() == [(name, {"instance": {"uuid": "i-1", "host": "h1"}, **args})]
+    assert endpoint.wait() == [(name, {"instance_uuid": "i-1", **args})]
     assert server.versions == ["6.0"]
 
 
-def test_stop_instance_can_wait(serve: Serve, transports: Transports) -> None:
-    endpoint = Recorder(compute.SERVER_VERSION)
+def test_a_compute_call_waits_for_the_answer(serve: Serve, transports: Transports) -> None:
+    endpoint = Recorder(compute.SERVER_VERSION, result="done")
     serve(Target("compute", server="h1"), endpoint)
     client = ComputeRpcClient(transports.new(), timeout=WAIT)
-    client.stop_instance(CTX, Instance("i-1", "h1"), do_cast=False)
+    assert client.call(CTX, "h1", cm.StopInstance("i-1")) == "done"
     assert endpoint.received == [
-        ("stop_instance", {"instance": {"uuid": "i-1", "host": "h1"}, "clean_shutdown": True})
+        ("stop_instance", {"instance_uuid": "i-1", "clean_shutdown": True})
     ]
 
 
@@ -176,20 +160,20 @@ def test_compute_version_cap_by_release_alias(serve: Serve, transports: Transpor
     server = serve(Target("compute", server="h1"), Recorder("5.13"))
     client = ComputeRpcClient(transports.new(), version_cap="ussuri", timeout=WAIT)
     assert client.rpc.version_cap == "5.11"
-    client.stop_instance(CTX, Instance("i-1", "h1"), do_cast=False)
+    client.call(CTX, "h1", cm.StopInstance("i-1"))
     assert server.versions == ["5.0"]
     with pytest.raises(UnsupportedVersion) as raised:
-        ComputeRpcClient(transports.new(), version_cap="queens").build_and_run_instance(
-            CTX, Instance("i-1", None), "h1", {}, {}, {}
+        ComputeRpcClient(transports.new(), version_cap="queens").cast(
+            CTX, "h1", cm.BuildAndRunInstance("i-1")
         )
     assert str(raised.value) == (
         "Cannot send build_and_run_instance: version cap 5.0 allows none of 6.0, 5.11"
     )
 
 
-def test_instance_without_host_is_refused(transports: Transports) -> None:
+def test_instance_without_host_is_refused() -> None:
     with pytest.raises(InvalidTarget, match=r"^No compute host specified$"):
-        ComputeRpcClient(transports.new()).start_instance(CTX, Instance("i-1", None))
+        compute.instance_host(Instance("i-1", None))
 
 
 def test_select_destinations_calls_a_scheduler(serve: Serve, transports: Transports) -> None:
@@ -197,7 +181,8 @@ def test_select_destinations_calls_a_scheduler(serve: Serve, transports: Transpo
     endpoint = Recorder(scheduler.SERVER_VERSION, result=hosts)
     server = serve(Target("scheduler", server="s1"), endpoint)
     client = SchedulerRpcClient(transports.new(), timeout=WAIT)
-    assert client.select_destinations(CTX, {"num_instances": 1}, ["i-1"]) == hosts
+    answer = client.select_destinations(CTX, sm.SelectDestinations({"num_instances": 1}, ("i-1",)))
+    assert answer == hosts
     assert endpoint.received == [
         (
             "select_destinations",
@@ -211,7 +196,7 @@ def test_select_destinations_calls_a_scheduler(serve: Serve, transports: Transpo
     ]
     assert server.versions == ["4.5"]
     capped = SchedulerRpcClient(transports.new(), version_cap="4.4", timeout=WAIT)
-    capped.select_destinations(CTX, {}, [], return_objects=True, return_alternates=True)
+    capped.select_destinations(CTX, sm.SelectDestinations({}, (), True, True))
     assert server.versions == ["4.5", "4.4"]
 
 
@@ -219,10 +204,12 @@ def test_update_instance_info_reaches_every_scheduler(serve: Serve, transports: 
     endpoints = [Recorder(scheduler.SERVER_VERSION), Recorder(scheduler.SERVER_VERSION)]
     for number, endpoint in enumerate(endpoints):
         serve(Target("scheduler", server=f"s{number}"), endpoint)
-    SchedulerRpcClient(transports.new()).update_instance_info(CTX, "h1", {"instances": []})
+    SchedulerRpcClient(transports.new()).fanout(
+        CTX, sm.UpdateInstanceInfo("h1", ({"uuid": "i-1"},))
+    )
     for endpoint in endpoints:
         assert endpoint.wait() == [
-            ("update_instance_info", {"host_name": "h1", "instance_info": {"instances": []}})
+            ("update_instance_info", {"host_name": "h1", "instance_info": [{"uuid": "i-1"}]})
         ]
 
 
@@ -232,27 +219,26 @@ def test_schedule_and_build_instances(
 ) -> None:
     endpoint = Recorder(conductor.SERVER_VERSION, namespace="compute_task")
     server = serve(Target("conductor", server="c1"), endpoint)
-    ConductorRpcClient(transports.new(), version_cap=cap).schedule_and_build_instances(
-        CTX,
-        [{"uuid": "i-1"}],
-        [{"num_instances": 1}],
-        {"id": "img"},
-        "pw",
-        [],
-        None,
-        [],
-        tags=[{"tag": "a"}],
-    )
+    message = km.ScheduleAndBuildInstances(("i-1",), ({"num_instances": 1},), {"id": "img"}, "pw")
+    ConductorRpcClient(transports.new(), version_cap=cap).cast(CTX, message)
     expected: dict[str, object] = {
-        "build_requests": [{"uuid": "i-1"}],
+        "instance_uuids": ["i-1"],
         "request_specs": [{"num_instances": 1}],
         "image": {"id": "img"},
         "admin_password": "pw",
-        "injected_files": [],
         "requested_networks": None,
-        "block_device_mapping": [],
     }
-    if version == "1.17":
-        expected["tags"] = [{"tag": "a"}]
     assert endpoint.wait() == [("schedule_and_build_instances", expected)]
     assert server.versions == [version]
+
+
+@pytest.mark.parametrize(("cap", "carried"), [(None, True), ("1.18", False)])
+def test_fields_newer_than_the_sent_version_are_left_out(
+    serve: Serve, transports: Transports, cap: str | None, carried: bool
+) -> None:
+    endpoint = Recorder(conductor.SERVER_VERSION, namespace="compute_task")
+    serve(Target("conductor", server="c1"), endpoint)
+    message = km.BuildInstances(("i-1",), host_lists=(({"service_host": "h2"},),))
+    ConductorRpcClient(transports.new(), version_cap=cap).cast(CTX, message)
+    ((_, args),) = endpoint.wait()
+    assert ("host_lists" in args) is carried

@@ -18,6 +18,7 @@ from openkeel.db.schema import api as api_schema
 from openkeel.db.schema import cell as cell_schema
 from openkeel.domain.server_groups import ServerGroup
 from openkeel.rpc.message import CallContext
+from openkeel.rpc.messages.scheduler import SelectDestinations
 from openkeel.scheduler.endpoint import SchedulerEndpoint
 from tests.conftest import CELL1_UUID
 from tests.scheduler.conftest import Cloud
@@ -51,9 +52,11 @@ def select(endpoint: SchedulerEndpoint, **spec: object) -> str:
     flavor = {"vcpus": 1, "memory_mb": 128, "root_gb": 1}
     result = endpoint.select_destinations(
         CTX,
-        spec_obj={"flavor": flavor, **spec},
-        instance_uuids=[str(uuid.uuid4())],
-        return_objects=True,
+        SelectDestinations(
+            {"flavor": flavor, **spec},
+            tuple([str(uuid.uuid4())]),
+            return_objects=True,
+        ),
     )
     assert isinstance(result[0][0], dict)
     return str(result[0][0]["service_host"])

@@ -13,6 +13,14 @@ from openkeel.domain.errors import NoValidHost
 from openkeel.rpc.clients.scheduler import SchedulerRpcClient
 from openkeel.rpc.inproc import InprocTransport
 from openkeel.rpc.message import CallContext
+from openkeel.rpc.messages.scheduler import (
+    DeleteAggregate,
+    DeleteInstanceInfo,
+    SelectDestinations,
+    SyncInstanceInfo,
+    UpdateAggregates,
+    UpdateInstanceInfo,
+)
 from openkeel.scheduler.endpoint import SchedulerEndpoint, serve
 from tests.scheduler.conftest import CELL1, Cloud
 
@@ -53,9 +61,8 @@ def test_select_destinations_is_a_call(
 ) -> None:
     _, client = wired
     instance = str(uuid.uuid4())
-    result = client.select_destinations(
-        CTX, flavor_spec(512), [instance], return_objects=True, return_alternates=True
-    )
+    message = SelectDestinations(flavor_spec(512), (instance,), True, return_alternates=True)
+    result = client.select_destinations(CTX, message)
     assert isinstance(result, list)
     (per_instance,) = result
     assert isinstance(per_instance, list) and len(per_instance) == 3
@@ -79,9 +86,8 @@ def test_no_valid_host_crosses_rpc_as_itself(
 ) -> None:
     _, client = wired
     with pytest.raises(NoValidHost) as caught:
-        client.select_destinations(
-            CTX, flavor_spec(99999), [str(uuid.uuid4())], return_objects=True
-        )
+        message = SelectDestinations(flavor_spec(99999), (str(uuid.uuid4()),), True)
+        client.select_destinations(CTX, message)
     assert caught.value.message == "No valid host was found. "
 
 
@@ -90,17 +96,18 @@ def test_instance_info_casts_feed_the_affinity_cache(
 ) -> None:
     endpoint, client = wired
     member, other = str(uuid.uuid4()), str(uuid.uuid4())
-    client.update_instance_info(CTX, "host2", [{"uuid": member}, {"uuid": other}])
+    client.fanout(CTX, UpdateInstanceInfo("host2", ({"uuid": member}, {"uuid": other})))
     eventually(lambda: endpoint.instance_map.on_host("host2") == {member, other})
-    client.delete_instance_info(CTX, "host2", other)
+    client.fanout(CTX, DeleteInstanceInfo("host2", other))
     eventually(lambda: endpoint.instance_map.on_host("host2") == {member})
     group = {"uuid": str(uuid.uuid4()), "policy": "affinity", "members": [member]}
-    result = client.select_destinations(
-        CTX, flavor_spec(64, instance_group=group), [str(uuid.uuid4())], return_objects=True
+    message = SelectDestinations(
+        flavor_spec(64, instance_group=group), (str(uuid.uuid4()),), return_objects=True
     )
+    result = client.select_destinations(CTX, message)
     assert isinstance(result, list) and isinstance(result[0], list)
     assert isinstance(result[0][0], dict) and result[0][0]["service_host"] == "host2"
-    client.sync_instance_info(CTX, "host2", [])
+    client.fanout(CTX, SyncInstanceInfo("host2", ()))
     eventually(lambda: endpoint.instance_map.on_host("host2") == frozenset())
 
 
@@ -115,12 +122,11 @@ def test_aggregate_casts_feed_the_zone_view(
         "hosts": ["host3"],
         "metadata": {"availability_zone": "az3"},
     }
-    client.update_aggregates(CTX, [aggregate])
+    client.fanout(CTX, UpdateAggregates((aggregate,)))
     eventually(lambda: len(endpoint.aggregates.current()) == 1)
-    result = client.select_destinations(
-        CTX, flavor_spec(64, availability_zone="az3"), [str(uuid.uuid4())]
-    )
+    message = SelectDestinations(flavor_spec(64, availability_zone="az3"), (str(uuid.uuid4()),))
+    result = client.select_destinations(CTX, message)
     assert isinstance(result, list) and isinstance(result[0], dict)
     assert result[0]["host"] == "host3"
-    client.delete_aggregate(CTX, aggregate)
+    client.fanout(CTX, DeleteAggregate(aggregate))
     eventually(lambda: endpoint.aggregates.current() == [])

@@ -12,6 +12,12 @@ from openkeel.clients.placement import PlacementClient
 from openkeel.clients.placement_models import AllocationCandidates, CandidateQuery
 from openkeel.domain.errors import NoValidHost
 from openkeel.rpc.message import CallContext
+from openkeel.rpc.messages.scheduler import (
+    DeleteAggregate,
+    SelectDestinations,
+    UpdateAggregates,
+    UpdateInstanceInfo,
+)
 from openkeel.scheduler.endpoint import SchedulerEndpoint
 from tests.scheduler.conftest import CELL1, Cloud
 
@@ -34,9 +40,8 @@ def chosen_hosts(result: list[Any]) -> list[str]:
 
 
 def select(endpoint: SchedulerEndpoint, request: dict[str, Any], instances: list[str]) -> Any:
-    return endpoint.select_destinations(
-        CTX, spec_obj=request, instance_uuids=instances, return_objects=True
-    )
+    message = SelectDestinations(request, tuple(instances), return_objects=True)
+    return endpoint.select_destinations(CTX, message)
 
 
 @pytest.fixture
@@ -150,7 +155,7 @@ def test_affinity_packs(three: Cloud) -> None:
 def test_affinity_follows_existing_members(three: Cloud) -> None:
     endpoint = three.endpoint()
     member = str(uuid.uuid4())
-    endpoint.update_instance_info(CTX, "host3", [{"uuid": member}])
+    endpoint.update_instance_info(CTX, UpdateInstanceInfo("host3", ({"uuid": member},)))
     request = spec(instance_group={**group("affinity"), "members": [member]})
     assert chosen_hosts(select(endpoint, request, uuids(1))) == ["host3"]
 
@@ -185,14 +190,14 @@ def az_aggregate(host: str, zone: str) -> dict[str, Any]:
 
 def test_availability_zone(three: Cloud) -> None:
     endpoint = three.endpoint()
-    endpoint.update_aggregates(CTX, [az_aggregate("host2", "az1")])
+    endpoint.update_aggregates(CTX, UpdateAggregates((az_aggregate("host2", "az1"),)))
     inside = chosen_hosts(select(endpoint, spec(availability_zone="az1"), uuids(1)))
     assert inside == ["host2"]
     outside = select(endpoint, spec(availability_zone="nova", num_instances=4), uuids(4))
     assert sorted(chosen_hosts(outside)) == ["host1", "host1", "host3", "host3"]
     with pytest.raises(NoValidHost):
         select(endpoint, spec(availability_zone="nowhere"), uuids(1))
-    endpoint.delete_aggregate(CTX, az_aggregate("host2", "az1"))
+    endpoint.delete_aggregate(CTX, DeleteAggregate(az_aggregate("host2", "az1")))
     with pytest.raises(NoValidHost):
         select(endpoint, spec(availability_zone="az1"), uuids(1))
 
@@ -208,10 +213,12 @@ def test_alternates_come_unclaimed_from_the_same_cell(three: Cloud) -> None:
     (instance,) = uuids(1)
     result = three.endpoint().select_destinations(
         CTX,
-        spec_obj=spec(),
-        instance_uuids=[instance],
-        return_objects=True,
-        return_alternates=True,
+        SelectDestinations(
+            spec(),
+            tuple([instance]),
+            return_objects=True,
+            return_alternates=True,
+        ),
     )
     (per_instance,) = result
     assert len(per_instance) == 3
@@ -229,10 +236,12 @@ def test_alternates_limited_by_max_attempts(three: Cloud) -> None:
     endpoint = three.endpoint(**{"scheduler.max_attempts": 2})
     result = endpoint.select_destinations(
         CTX,
-        spec_obj=spec(num_instances=2),
-        instance_uuids=uuids(2),
-        return_objects=True,
-        return_alternates=True,
+        SelectDestinations(
+            spec(num_instances=2),
+            tuple(uuids(2)),
+            return_objects=True,
+            return_alternates=True,
+        ),
     )
     assert [len(per_instance) for per_instance in result] == [2, 2]
     chosen = chosen_hosts(result)
@@ -241,7 +250,7 @@ def test_alternates_limited_by_max_attempts(three: Cloud) -> None:
 
 
 def test_legacy_answer_without_objects(three: Cloud) -> None:
-    result = three.endpoint().select_destinations(CTX, spec_obj=spec(), instance_uuids=uuids(1))
+    result = three.endpoint().select_destinations(CTX, SelectDestinations(spec(), tuple(uuids(1))))
     assert result == [
         {"host": result[0]["host"], "nodename": f"{result[0]['host']}.node", "limits": {}}
     ]
@@ -282,7 +291,7 @@ def test_hints_same_and_different_host(three: Cloud) -> None:
         }
     )
     neighbour = str(uuid.uuid4())
-    endpoint.update_instance_info(CTX, "host2", {"uuid": neighbour})
+    endpoint.update_instance_info(CTX, UpdateInstanceInfo("host2", ({"uuid": neighbour},)))
     near = spec(scheduler_hints={"same_host": [neighbour]})
     assert chosen_hosts(select(endpoint, near, uuids(1))) == ["host2"]
     far = spec(scheduler_hints={"different_host": neighbour}, num_instances=4)
@@ -317,7 +326,7 @@ def test_required_trait(three: Cloud) -> None:
 def test_availability_zone_through_placement_aggregates(three: Cloud) -> None:
     endpoint = three.endpoint(**{"scheduler.query_placement_for_availability_zone": True})
     aggregate = az_aggregate("host2", "az1")
-    endpoint.update_aggregates(CTX, {"objects": [aggregate]})
+    endpoint.update_aggregates(CTX, UpdateAggregates((aggregate,)))
     with pytest.raises(NoValidHost):  # not mirrored into Placement: no candidate
         select(endpoint, spec(availability_zone="az1"), uuids(1))
     three.placement.set_aggregates(three.providers["host2"], [aggregate["uuid"]])

@@ -32,6 +32,9 @@ from openkeel.domain.migrations import (
     MigrationNotFoundForInstance,
 )
 from openkeel.domain.states import TaskState, ensure_action_allowed
+from openkeel.rpc.clients.compute import instance_host
+from openkeel.rpc.messages.compute import LiveMigrationAbort, LiveMigrationForceComplete
+from openkeel.rpc.messages.conductor import LiveMigrateInstance
 
 ABORTABLE = (mstatus.RUNNING,)
 QUEUED = (mstatus.QUEUED, mstatus.PREPARING)
@@ -70,10 +73,11 @@ class LiveMigrator:
         if conductor is not None:
             task = TaskState.MIGRATING.value
             with undone_if_unsent(self._cell(found), inst.uuid, "live migration", task):
-                conductor.live_migrate_instance(
-                    call_context(self._context), updated, {"host": host}, block_migration,
-                    disk_over_commit, spec,
+                message = LiveMigrateInstance(
+                    updated.uuid, {"host": host}, block_migration=block_migration,
+                    request_spec=spec,
                 )  # fmt: skip
+                conductor.cast(call_context(self._context), message)
 
     def abort(self, found: FoundServer, migration_id: str, queued_too: bool) -> None:
         """DELETE /servers/{id}/migrations/{migration_id} (202)."""
@@ -87,7 +91,8 @@ class LiveMigrator:
         self._record(found, "live_migration_cancel")
         compute = getattr(self._services, "compute", None)
         if compute is not None:
-            compute.live_migration_abort(call_context(self._context), found.instance, migration.id)
+            abort = LiveMigrationAbort(found.instance.uuid, migration.id)
+            compute.cast(call_context(self._context), instance_host(found.instance), abort)
 
     def force_complete(self, found: FoundServer, migration_id: str) -> None:
         """force_complete action (202); 400 unless the migration is running."""
@@ -103,9 +108,9 @@ class LiveMigrator:
         self._record(found, "live_migration_force_complete")
         compute = getattr(self._services, "compute", None)
         if compute is not None:
-            compute.live_migration_force_complete(
-                call_context(self._context), found.instance, migration.source_compute
-            )
+            source = migration.source_compute or instance_host(found.instance)
+            force = LiveMigrationForceComplete(found.instance.uuid)
+            compute.cast(call_context(self._context), source, force)
 
     def in_progress(self, found: FoundServer) -> list[Migration]:
         """The server's live migrations that have not ended yet."""

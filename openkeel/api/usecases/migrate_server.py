@@ -35,6 +35,8 @@ from openkeel.domain.instances import FlavorSnapshot, Instance, InstanceUpdate, 
 from openkeel.domain.migrations import Migration, MigrationNotFoundByStatus
 from openkeel.domain.quotas import QuotaExceeded
 from openkeel.domain.states import TaskState, ensure_action_allowed
+from openkeel.rpc.messages.compute import ConfirmResize, RevertResize
+from openkeel.rpc.messages.conductor import MigrateServer
 
 GB = 1024**3
 
@@ -128,12 +130,12 @@ class ServerMover:
             return
         task = TaskState.RESIZE_PREP.value
         with undone_if_unsent(self._cell(found), updated.uuid, action, task):
-            conductor.migrate_server(
-                call_context(self._context), updated,
-                {"filter_properties": {"ignore_hosts": ignore}}, live=False, rebuild=False,
-                flavor=None if new is None else new.to_primitive(), block_migration=None,
-                disk_over_commit=None, clean_shutdown=True, request_spec=spec, do_cast=True,
+            message = MigrateServer(
+                updated.uuid, flavor=None if new is None else new.to_primitive(),
+                scheduler_hint={"filter_properties": {"ignore_hosts": ignore}},
+                request_spec=spec,
             )  # fmt: skip
+            conductor.cast(call_context(self._context), message)
 
     # --- confirm and revert ------------------------------------------------------------------
 
@@ -147,10 +149,8 @@ class ServerMover:
         if compute is not None:
             unmark = self._back_to_finished(found, migration)
             with undone_if_unsent(self._cell(found), inst.uuid, "confirmResize", undo=unmark):
-                compute.confirm_resize(
-                    call_context(self._context), inst, migration.to_primitive(),
-                    migration.source_compute or "",
-                )  # fmt: skip
+                confirm = ConfirmResize(inst.uuid, migration.to_primitive())
+                compute.cast(call_context(self._context), migration.source_compute or "", confirm)
 
     def revert(self, found: FoundServer) -> None:
         """revertResize: back to the source with the old flavor (202)."""
@@ -166,10 +166,8 @@ class ServerMover:
             unmark = self._back_to_finished(found, migration)
             task = TaskState.RESIZE_REVERTING.value
             with undone_if_unsent(self._cell(found), inst.uuid, "revertResize", task, unmark):
-                compute.revert_resize(
-                    call_context(self._context), updated, migration.to_primitive(),
-                    migration.dest_compute or "", self._spec(inst),
-                )  # fmt: skip
+                revert = RevertResize(updated.uuid, migration.to_primitive(), self._spec(inst))
+                compute.cast(call_context(self._context), migration.dest_compute or "", revert)
 
     def _finished(self, found: FoundServer) -> Migration:
         with self._cell(found).connect() as conn:

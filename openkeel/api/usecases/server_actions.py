@@ -24,17 +24,26 @@ from openkeel.domain.states import (
     VmState,
     ensure_action_allowed,
 )
+from openkeel.rpc.clients.compute import instance_host
+from openkeel.rpc.messages.compute import (
+    InjectNetworkInfo,
+    InstanceMessage,
+    PauseInstance,
+    ResumeInstance,
+    SuspendInstance,
+    UnpauseInstance,
+)
 
 LOCKED_REASON = "locked_reason"
 # os-resetState body values -> vm_state.
 RESET_STATES = {"active": VmState.ACTIVE.value, "error": VmState.ERROR.value}
 
 # operation -> (task state while in flight, instance action, ComputeRpcClient method)
-TRANSITIONS: dict[str, tuple[TaskState, str, str]] = {
-    "pause": (TaskState.PAUSING, "pause", "pause_instance"),
-    "unpause": (TaskState.UNPAUSING, "unpause", "unpause_instance"),
-    "suspend": (TaskState.SUSPENDING, "suspend", "suspend_instance"),
-    "resume": (TaskState.RESUMING, "resume", "resume_instance"),
+TRANSITIONS: dict[str, tuple[TaskState, str, type[InstanceMessage]]] = {
+    "pause": (TaskState.PAUSING, "pause", PauseInstance),
+    "unpause": (TaskState.UNPAUSING, "unpause", UnpauseInstance),
+    "suspend": (TaskState.SUSPENDING, "suspend", SuspendInstance),
+    "resume": (TaskState.RESUMING, "resume", ResumeInstance),
 }
 
 
@@ -93,7 +102,7 @@ class ServerActions:
 
     def transition(self, found: FoundServer, operation: str) -> None:
         """pause, unpause, suspend or resume: gate, task state, action, cast to compute."""
-        task, action, method = TRANSITIONS[operation]
+        task, action, message = TRANSITIONS[operation]
         inst = found.instance
         self._check_lock(inst)
         ensure_action_allowed(
@@ -112,7 +121,9 @@ class ServerActions:
         if compute is not None:
             db = self._cell(found, operation)
             with undone_if_unsent(db, inst.uuid, operation, task.value):
-                getattr(compute, method)(call_context(self._context), updated)
+                compute.cast(
+                    call_context(self._context), instance_host(updated), message(inst.uuid)
+                )
 
     # --- lock / unlock ---------------------------------------------------------------------
 
@@ -166,4 +177,4 @@ class ServerActions:
         self._check_lock(inst)
         compute = self._compute()
         if compute is not None and inst.host and found.cell_uuid is not None:
-            compute.inject_network_info(call_context(self._context), inst)
+            compute.cast(call_context(self._context), inst.host, InjectNetworkInfo(inst.uuid))

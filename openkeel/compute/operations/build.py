@@ -13,8 +13,7 @@ deleted meanwhile (not found, or task state ``deleting``) the build just cleans 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from typing import Any
 
 from openkeel.compute import guest
@@ -29,27 +28,15 @@ from openkeel.domain.instances import (
 from openkeel.domain.states import PowerState, TaskState, VmState
 from openkeel.network.adapter import parse_requested
 from openkeel.rpc.message import CallContext
+from openkeel.rpc.messages.compute import BuildAndRunInstance
+from openkeel.rpc.messages.conductor import BuildInstances
 
 LOG = logging.getLogger(__name__)
 
 EVENT = "compute__do_build_and_run_instance"
 
 
-@dataclass(frozen=True)
-class BuildArgs:
-    """The arguments of build_and_run_instance that matter to this host."""
-
-    instance_uuid: str
-    request_spec: Mapping[str, Any] = field(default_factory=dict)
-    filter_properties: Mapping[str, Any] = field(default_factory=dict)
-    requested_networks: Sequence[Mapping[str, Any]] = ()
-    host_list: Sequence[Mapping[str, Any]] = ()
-    image: Mapping[str, Any] = field(default_factory=dict)
-    admin_password: str | None = None
-    node: str | None = None
-
-
-def build_and_run(host: ComputeHost, context: CallContext, args: BuildArgs) -> None:
+def build_and_run(host: ComputeHost, context: CallContext, args: BuildAndRunInstance) -> None:
     """Build one instance on this host; never raises, never leaves it in BUILD."""
     uuid = args.instance_uuid
     with host.locks.hold(uuid):
@@ -79,7 +66,7 @@ def _step(host: ComputeHost, uuid: str, task: TaskState | None, expected: Any) -
     )
 
 
-def _build(host: ComputeHost, args: BuildArgs) -> None:
+def _build(host: ComputeHost, args: BuildAndRunInstance) -> None:
     uuid = args.instance_uuid
     # A build settled meanwhile (ERROR after a restart, or by the conductor's orphan sweep)
     # is never revived by a cast that arrives late.
@@ -115,7 +102,7 @@ def _build(host: ComputeHost, args: BuildArgs) -> None:
     )
 
 
-def _cleanup(host: ComputeHost, uuid: str, args: BuildArgs) -> None:
+def _cleanup(host: ComputeHost, uuid: str, args: BuildAndRunInstance) -> None:
     """Remove what a failed build may have left: the guest and the network allocation."""
     try:
         instance = host.records.get(uuid, read_deleted="yes")
@@ -134,7 +121,7 @@ def _cleanup(host: ComputeHost, uuid: str, args: BuildArgs) -> None:
 
 
 def _after_failure(
-    host: ComputeHost, context: CallContext, args: BuildArgs, exc: BaseException
+    host: ComputeHost, context: CallContext, args: BuildAndRunInstance, exc: BaseException
 ) -> None:
     """Reschedule when the request allows retries, else ERROR + fault + no allocations."""
     retry = args.filter_properties.get("retry")
@@ -147,7 +134,7 @@ def _after_failure(
 def _reschedule(
     host: ComputeHost,
     context: CallContext,
-    args: BuildArgs,
+    args: BuildAndRunInstance,
     retry: Mapping[str, Any],
     exc: BaseException,
 ) -> bool:
@@ -167,18 +154,17 @@ def _reschedule(
         **args.filter_properties,
         "retry": {**retry, "hosts": hosts, "exc_reason": f"{type(exc).__name__}: {exc}"},
     }
-    host.conductor.build_instances(
+    host.conductor.cast(
         context,
-        instances=[instance],
-        image=args.image,
-        filter_properties=filter_properties,
-        admin_password=args.admin_password,
-        injected_files=[],
-        requested_networks=list(args.requested_networks),
-        security_groups=[],
-        block_device_mapping=[],
-        request_spec=args.request_spec,
-        host_lists=[list(args.host_list)],
+        BuildInstances(
+            instance_uuids=(instance.uuid,),
+            image=args.image,
+            filter_properties=filter_properties,
+            admin_password=args.admin_password,
+            requested_networks=args.requested_networks,
+            request_spec=args.request_spec,
+            host_lists=(args.host_list,),
+        ),
     )
     LOG.info("Build of %s on %s failed; rescheduled", uuid, host.host)
     return True

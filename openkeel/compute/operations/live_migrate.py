@@ -22,13 +22,19 @@ from openkeel.clients.placement_errors import PlacementError
 from openkeel.compute import guest
 from openkeel.compute.host import ComputeHost
 from openkeel.compute.operations.outcome import set_error
-from openkeel.compute.operations.resize import compute_client, power_state, set_migration
+from openkeel.compute.operations.resize import (
+    compute_client,
+    fail_migration,
+    power_state,
+    set_migration,
+)
 from openkeel.db.repositories import migrations
 from openkeel.domain import migrations as status
 from openkeel.domain.instances import Instance, InstanceNotFound, InstanceUpdate
 from openkeel.domain.migrations import Migration
 from openkeel.domain.states import TaskState
 from openkeel.rpc.message import CallContext
+from openkeel.rpc.messages import compute as m
 from openkeel.virt.errors import MigrationAborted
 from openkeel.virt.model import LiveMigrationProgress
 
@@ -67,7 +73,7 @@ def live_migration(
         except _Moved as exc:
             failure = exc.__cause__ or exc
             LOG.error("Live migration of %s failed after the guest moved: %s", uuid, failure)
-            set_migration(host, migration, status=status.ERROR)
+            fail_migration(host, migration)
             set_error(host, uuid, failure)
         except Exception as exc:
             LOG.warning("Live migration of %s failed: %s", uuid, exc)
@@ -100,9 +106,8 @@ def _migrate(
     try:
         _free_source(host, migration)
         migration = set_migration(host, migration, status=status.POST_MIGRATING)
-        compute_client(host).post_live_migration_at_destination(
-            context, instance, block_migration, dest
-        )
+        takeover = m.PostLiveMigrationAtDestination(instance.uuid, block_migration)
+        compute_client(host).call(context, dest, takeover, long=True)
         set_migration(host, migration, status=status.COMPLETED)
     except Exception as exc:
         raise _Moved(str(exc)) from exc

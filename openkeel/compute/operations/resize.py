@@ -25,14 +25,15 @@ from typing import Any
 from openkeel.clients.placement_errors import PlacementError
 from openkeel.compute import guest
 from openkeel.compute.host import ComputeHost
-from openkeel.compute.operations.outcome import GONE, set_error
+from openkeel.compute.operations.outcome import GONE, free_allocations, set_error
 from openkeel.db.repositories import migrations
 from openkeel.domain import migrations as status
 from openkeel.domain.instances import FlavorSnapshot, Instance, InstanceNotFound, InstanceUpdate
 from openkeel.domain.migrations import Migration
 from openkeel.domain.states import TaskState, VmState
-from openkeel.rpc.clients.compute import ComputeRpcClient
+from openkeel.rpc.clients.compute import ComputeRpcClient, instance_host
 from openkeel.rpc.message import CallContext
+from openkeel.rpc.messages import compute as m
 from openkeel.virt.model import DiskTransfer, InstanceSpec, MigrationRef
 
 LOG = logging.getLogger(__name__)
@@ -62,6 +63,15 @@ def _migration(host: ComputeHost, data: Mapping[str, Any]) -> Migration:
 def set_migration(host: ComputeHost, migration: Migration, **values: Any) -> Migration:
     with host.records.db.begin() as conn:
         return migrations.update(conn, migration.id, **values)
+
+
+def fail_migration(host: ComputeHost, migration: Migration) -> Migration:
+    """Mark a move that cannot go on ``error`` and free what its consumer holds at once: the
+    source side of a guest that moved (or of an instance that is gone) serves nobody, and the
+    orphan audit would only free it a tick later, with the capacity taken until then."""
+    failed = set_migration(host, migration, status=status.ERROR)
+    free_allocations(host, migration.uuid)
+    return failed
 
 
 def migration_ref(migration: Migration) -> MigrationRef:
@@ -120,7 +130,7 @@ def run_step(
         except Exception as exc:
             LOG.exception("%s of instance %s failed", event, uuid)
             failure = exc
-            set_migration(host, migration, status=status.ERROR)
+            fail_migration(host, migration)
             set_error(host, uuid, exc)
         host.records.event_finish(uuid, context.request_id, event, failure)
 
@@ -152,17 +162,10 @@ def roll_back_move(host: ComputeHost, uuid: str, migration: Migration, exc: Base
 # --- destination: prep_resize ------------------------------------------------------------------
 
 
-def prep_resize(
-    host: ComputeHost,
-    context: CallContext,
-    uuid: str,
-    flavor: Mapping[str, Any],
-    migration_data: Mapping[str, Any],
-    node: str | None,
-    extras: Mapping[str, Any],
-) -> None:
+def prep_resize(host: ComputeHost, context: CallContext, msg: m.PrepResize) -> None:
     """Record this host as destination, keep old/new flavors, ask the source to move."""
-    new_flavor = FlavorSnapshot.from_primitive(flavor)
+    uuid, node = msg.instance_uuid, msg.node
+    new_flavor = FlavorSnapshot.from_primitive(msg.flavor)
 
     def body(instance: Instance, migration: Migration) -> None:
         try:
@@ -177,28 +180,23 @@ def prep_resize(
                 ),
                 expected_task_state=TaskState.RESIZE_PREP.value,
             )
-            compute_client(host).resize_instance(
-                context, updated, migration.to_primitive(), extras.get("image") or {},
-                new_flavor.to_primitive(), extras.get("request_spec") or {},
-                clean_shutdown=bool(extras.get("clean_shutdown", True)),
+            to_source = m.ResizeInstance(
+                uuid, migration.to_primitive(), image=msg.image, request_spec=msg.request_spec,
+                clean_shutdown=msg.clean_shutdown,
             )  # fmt: skip
+            compute_client(host).cast(context, instance_host(updated), to_source)
         except Exception as exc:
             raise MoveAborted(str(exc)) from exc
 
-    run_step(host, context, uuid, migration_data, "compute_prep_resize", body)
+    run_step(host, context, uuid, msg.migration, "compute_prep_resize", body)
 
 
 # --- source: resize_instance ------------------------------------------------------------------
 
 
-def resize_instance(
-    host: ComputeHost,
-    context: CallContext,
-    uuid: str,
-    migration_data: Mapping[str, Any],
-    extras: Mapping[str, Any],
-) -> None:
+def resize_instance(host: ComputeHost, context: CallContext, msg: m.ResizeInstance) -> None:
     """Power off and hand the disks over; the instance now belongs to the destination."""
+    uuid = msg.instance_uuid
 
     def body(instance: Instance, migration: Migration) -> None:
         try:
@@ -208,7 +206,7 @@ def resize_instance(
                 InstanceUpdate(task_state=TaskState.RESIZE_MIGRATING.value, progress=0),
                 expected_task_state=TaskState.RESIZE_PREP.value,
             )
-            timeout = host.conf.shutdown_timeout if extras.get("clean_shutdown", True) else 0
+            timeout = host.conf.shutdown_timeout if msg.clean_shutdown else 0
             spec = flavored_spec(host, instance, None)
             new_spec = flavored_spec(host, instance, instance.new_flavor)
             disks = host.driver.migrate_disk_and_power_off(
@@ -219,7 +217,7 @@ def resize_instance(
             _restart_source(host, instance)
             raise MoveAborted(str(exc)) from exc
         migration = set_migration(host, migration, status=status.POST_MIGRATING)
-        updated = host.records.update(
+        host.records.update(
             uuid,
             InstanceUpdate(
                 task_state=TaskState.RESIZE_MIGRATED.value,
@@ -230,12 +228,10 @@ def resize_instance(
             expected_task_state=TaskState.RESIZE_MIGRATING.value,
         )
         disk_info = {"instance_uuid": disks.instance_uuid, "disks": [dict(d) for d in disks.disks]}
-        compute_client(host).finish_resize(
-            context, updated, migration.to_primitive(), extras.get("image") or {}, disk_info,
-            migration.dest_compute or "", extras.get("request_spec") or {},
-        )  # fmt: skip
+        to_destination = m.FinishResize(uuid, migration.to_primitive(), disk_info)
+        compute_client(host).cast(context, migration.dest_compute or "", to_destination)
 
-    run_step(host, context, uuid, migration_data, "compute_resize_instance", body)
+    run_step(host, context, uuid, msg.migration, "compute_resize_instance", body)
 
 
 def _restart_source(host: ComputeHost, instance: Instance) -> None:
@@ -251,14 +247,9 @@ def _restart_source(host: ComputeHost, instance: Instance) -> None:
 # --- destination: finish_resize ------------------------------------------------------------------
 
 
-def finish_resize(
-    host: ComputeHost,
-    context: CallContext,
-    uuid: str,
-    migration_data: Mapping[str, Any],
-    disk_info: Mapping[str, Any],
-) -> None:
+def finish_resize(host: ComputeHost, context: CallContext, msg: m.FinishResize) -> None:
     """Define the guest here with the new flavor; the user verifies (VERIFY_RESIZE)."""
+    uuid, disk_info = msg.instance_uuid, msg.disk_info
 
     def body(instance: Instance, migration: Migration) -> None:
         instance = host.records.update(
@@ -289,4 +280,4 @@ def finish_resize(
         )
         set_migration(host, migration, status=status.FINISHED)
 
-    run_step(host, context, uuid, migration_data, "compute_finish_resize", body)
+    run_step(host, context, uuid, msg.migration, "compute_finish_resize", body)

@@ -34,6 +34,7 @@ from openkeel.domain.instances import Instance, InstanceUpdate
 from openkeel.domain.migrations import Migration
 from openkeel.domain.states import PowerState, TaskState, VmState
 from openkeel.rpc.message import CallContext
+from openkeel.rpc.messages import compute as m
 
 LOG = logging.getLogger(__name__)
 
@@ -95,10 +96,8 @@ def revert_resize(
                 network=guest.interfaces(instance.network_info),
             )
         migration = set_migration(host, migration, status=status.REVERTED)
-        compute_client(host).finish_revert_resize(
-            context, instance, migration.to_primitive(), migration.source_compute or "",
-            request_spec,
-        )  # fmt: skip
+        to_source = m.FinishRevertResize(uuid, migration.to_primitive())
+        compute_client(host).cast(context, migration.source_compute or "", to_source)
 
     run_step(host, context, uuid, migration_data, "compute_revert_resize", body)
 

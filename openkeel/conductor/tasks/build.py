@@ -31,24 +31,15 @@ from openkeel.db.repositories import build_requests, host_mappings, instance_map
 from openkeel.domain.instances import Instance, InstanceUpdate
 from openkeel.domain.states import TaskState, VmState
 from openkeel.rpc.message import CallContext
+from openkeel.rpc.messages.scheduler import SelectDestinations
 
 LOG = logging.getLogger(__name__)
 
 
-def instance_uuid_of(item: Mapping[str, Any] | str) -> str:
-    """The instance uuid of a build request / instance primitive."""
-    if isinstance(item, str):
-        return item
-    if "instance_uuid" in item:
-        return str(item["instance_uuid"])
-    if isinstance(item.get("instance"), Mapping):
-        return str(item["instance"]["uuid"])
-    return str(item["uuid"])
-
-
 @dataclass
-class BuildArgs:
-    """What schedule_and_build_instances received, besides build requests and specs."""
+class BuildOptions:
+    """What a build request asked for besides its servers and specs (image, password,
+    networks), passed on to the compute host."""
 
     image: Mapping[str, Any] = field(default_factory=dict)
     admin_password: str | None = None
@@ -62,13 +53,13 @@ class ScheduleAndBuildTask:
         self,
         deps: ConductorDeps,
         context: CallContext,
-        build_request_items: Sequence[Mapping[str, Any]],
+        instance_uuids: Sequence[str],
         request_specs: Sequence[Mapping[str, Any]],
-        args: BuildArgs,
+        args: BuildOptions,
     ) -> None:
         self.deps = deps
         self.context = context
-        self.uuids = [instance_uuid_of(item) for item in build_request_items]
+        self.uuids = list(instance_uuids)
         self.specs = list(request_specs)
         self.args = args
 
@@ -108,7 +99,8 @@ class ScheduleAndBuildTask:
     def _select(self, uuids: list[str]) -> list[list[Mapping[str, Any]]]:
         spec = {**self._spec_for(0), "num_instances": len(uuids)}
         answer = self.deps.scheduler.select_destinations(
-            self.context, spec, uuids, return_objects=True, return_alternates=True
+            self.context,
+            SelectDestinations(spec, tuple(uuids), return_objects=True, return_alternates=True),
         )
         assert isinstance(answer, list) and len(answer) == len(uuids), answer
         return [list(host_list) for host_list in answer]  # type: ignore[arg-type]
@@ -174,15 +166,15 @@ class RescheduleTask:
         self,
         deps: ConductorDeps,
         context: CallContext,
-        instance: Mapping[str, Any],
+        instance_uuid: str,
         host_list: Sequence[Mapping[str, Any]],
         filter_properties: Mapping[str, Any],
         request_spec: Mapping[str, Any] | None,
-        args: BuildArgs,
+        args: BuildOptions,
     ) -> None:
         self.deps = deps
         self.context = context
-        self.uuid = instance_uuid_of(instance)
+        self.uuid = instance_uuid
         self.host_list = [Destination.from_primitive(s) for s in host_list]
         self.filter_properties = dict(filter_properties)
         self.request_spec = request_spec or {}
@@ -252,4 +244,4 @@ class RescheduleTask:
         )
 
 
-__all__ = ["CELL0_UUID", "BuildArgs", "RescheduleTask", "ScheduleAndBuildTask"]
+__all__ = ["CELL0_UUID", "BuildOptions", "RescheduleTask", "ScheduleAndBuildTask"]

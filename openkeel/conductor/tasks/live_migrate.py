@@ -20,7 +20,6 @@ from typing import Any
 from openkeel.clients.placement_errors import PlacementError
 from openkeel.conductor.context import ConductorDeps
 from openkeel.conductor.selections import Destination
-from openkeel.conductor.tasks.build import instance_uuid_of
 from openkeel.conductor.tasks.migrate import MIGRATION_CONSUMER
 from openkeel.conductor.tasks.recorded import run_recorded
 from openkeel.db.engine import reader
@@ -31,6 +30,8 @@ from openkeel.domain.errors import Invalid
 from openkeel.domain.instances import Instance, InstanceNotFound, InstanceUpdate
 from openkeel.domain.migrations import Migration
 from openkeel.rpc.message import CallContext
+from openkeel.rpc.messages.compute import LiveMigration
+from openkeel.rpc.messages.scheduler import SelectDestinations
 
 LOG = logging.getLogger(__name__)
 
@@ -49,14 +50,14 @@ class LiveMigrateTask:
         self,
         deps: ConductorDeps,
         context: CallContext,
-        instance: Mapping[str, Any] | str,
+        instance_uuid: str,
         scheduler_hint: Mapping[str, Any] | None,
         block_migration: bool | None,
         request_spec: Mapping[str, Any] | None,
     ) -> None:
         self.deps = deps
         self.context = context
-        self.uuid = instance_uuid_of(instance)
+        self.uuid = instance_uuid
         self.forced_host: str | None = (scheduler_hint or {}).get("host") or None
         self.block_migration = block_migration
         self.request_spec = dict(request_spec or {})
@@ -88,10 +89,10 @@ class LiveMigrateTask:
                 conn, self.migration.id, status=status.PREPARING, dest_compute=dest.host,
                 dest_node=dest.node, dest_host=dest.host,
             )  # fmt: skip
-        self.deps.compute.live_migration(
-            self.context, instance, dest.host, self.block_migration, instance.host or "",
-            self.migration.to_primitive(),
-        )  # fmt: skip
+        to_source = LiveMigration(
+            self.uuid, dest.host, self.migration.to_primitive(), self.block_migration
+        )
+        self.deps.compute.cast(self.context, instance.host or "", to_source)
 
     def _schedule(self, instance: Instance) -> Destination:
         spec = dict(self.request_spec)
@@ -102,7 +103,7 @@ class LiveMigrateTask:
             force_hosts=[], force_nodes=[], retry=None,
         )  # fmt: skip
         answer = self.deps.scheduler.select_destinations(
-            self.context, spec, [self.uuid], return_objects=True, return_alternates=False
+            self.context, SelectDestinations(spec, (self.uuid,), return_objects=True)
         )
         assert isinstance(answer, list) and answer and isinstance(answer[0], list), answer
         first = answer[0][0]

@@ -20,7 +20,6 @@ from typing import Any
 from openkeel.clients.placement_errors import PlacementError
 from openkeel.conductor.context import ConductorDeps
 from openkeel.conductor.selections import Destination
-from openkeel.conductor.tasks.build import instance_uuid_of
 from openkeel.conductor.tasks.recorded import run_recorded
 from openkeel.db.records import InstanceRecords
 from openkeel.db.repositories import migrations
@@ -28,6 +27,8 @@ from openkeel.domain import migrations as status
 from openkeel.domain.instances import FlavorSnapshot, Instance, InstanceNotFound, InstanceUpdate
 from openkeel.domain.migrations import Migration
 from openkeel.rpc.message import CallContext
+from openkeel.rpc.messages.compute import PrepResize
+from openkeel.rpc.messages.scheduler import SelectDestinations
 
 LOG = logging.getLogger(__name__)
 
@@ -42,7 +43,7 @@ class MigrateTask:
         self,
         deps: ConductorDeps,
         context: CallContext,
-        instance: Mapping[str, Any] | str,
+        instance_uuid: str,
         flavor: Mapping[str, Any] | None,
         scheduler_hint: Mapping[str, Any] | None,
         request_spec: Mapping[str, Any] | None,
@@ -50,7 +51,7 @@ class MigrateTask:
     ) -> None:
         self.deps = deps
         self.context = context
-        self.uuid = instance_uuid_of(instance)
+        self.uuid = instance_uuid
         self.flavor = FlavorSnapshot.from_primitive(flavor) if flavor else None
         self.filter_properties = dict((scheduler_hint or {}).get("filter_properties") or {})
         self.request_spec = dict(request_spec or {})
@@ -70,23 +71,15 @@ class MigrateTask:
         )
         spec = self._spec(instance, new_flavor)
         answer = self.deps.scheduler.select_destinations(
-            self.context, spec, [self.uuid], return_objects=True, return_alternates=True
-        )
-        host_list = [Destination.from_primitive(s) for s in _first(answer)]
-        chosen, alternates = host_list[0], host_list[1:]
-        self.deps.compute.prep_resize(
             self.context,
-            instance,
-            spec.get("image") or {},
-            new_flavor.to_primitive(),
-            chosen.host,
-            self.migration.to_primitive(),
-            spec,
-            self.filter_properties,
-            chosen.node,
-            clean_shutdown=self.clean_shutdown,
-            host_list=[alt.primitive for alt in alternates],
+            SelectDestinations(spec, (self.uuid,), return_objects=True, return_alternates=True),
         )
+        chosen = Destination.from_primitive(_first(answer)[0])
+        to_destination = PrepResize(
+            self.uuid, new_flavor.to_primitive(), self.migration.to_primitive(), chosen.node,
+            image=spec.get("image") or {}, request_spec=spec, clean_shutdown=self.clean_shutdown,
+        )  # fmt: skip
+        self.deps.compute.cast(self.context, chosen.host, to_destination)
 
     def _record(
         self, records: InstanceRecords, instance: Instance, new_flavor: FlavorSnapshot

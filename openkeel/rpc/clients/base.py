@@ -1,7 +1,8 @@
 """Shared machinery of the role clients: version selection under the deployment's cap.
 
-Each role client (compute, conductor, scheduler) holds one ``RpcClient`` for its topic and picks,
-per method, the newest message version the cap allows, as Nova's rpcapi modules do.
+Each role client (compute, conductor, scheduler) holds one ``RpcClient`` for its topic and sends
+typed messages (``openkeel.rpc.messages``) at the newest version the cap allows, as Nova's rpcapi
+modules pick versions per method.
 """
 
 from __future__ import annotations
@@ -10,7 +11,8 @@ from collections.abc import Mapping
 
 from openkeel.rpc import errors
 from openkeel.rpc.client import DEFAULT_TIMEOUT, RpcClient
-from openkeel.rpc.message import SupportsPrimitive, Target
+from openkeel.rpc.message import CallContext, Primitive, SupportsPrimitive, Target
+from openkeel.rpc.messages import RpcMessage
 from openkeel.rpc.transport import Transport
 
 LONG_RPC_TIMEOUT = 1800.0  # Nova's [DEFAULT] long_rpc_timeout
@@ -52,3 +54,30 @@ class RoleRpcClient:
             f"Cannot send {method}: version cap {self.rpc.version_cap} allows none of "
             f"{', '.join(candidates)}"
         )
+
+    def send_cast(
+        self,
+        context: CallContext,
+        message: RpcMessage,
+        *,
+        server: str | None = None,
+        fanout: bool = False,
+    ) -> None:
+        """Cast ``message`` (to one ``server`` of the topic, any, or all with ``fanout``)."""
+        version = self.pick_version(message.method, *message.versions)
+        rpc = self.rpc.prepare(version=version, server=server, fanout=fanout or None)
+        rpc.cast(context, message.method, **message.to_args(version))
+
+    def send_call(
+        self,
+        context: CallContext,
+        message: RpcMessage,
+        *,
+        server: str | None = None,
+        long: bool = False,
+    ) -> Primitive:
+        """Call ``message`` and return the answer (``long``: the long RPC timeout)."""
+        version = self.pick_version(message.method, *message.versions)
+        timeout = self.long_timeout if long else None
+        rpc = self.rpc.prepare(version=version, server=server, timeout=timeout)
+        return rpc.call(context, message.method, **message.to_args(version))

@@ -41,6 +41,7 @@ from openkeel.domain.instances import BuildRequestNotFound, RequestSpecNotFound
 from openkeel.network.adapter import RequestedNetwork
 from openkeel.network.factory import get_network_adapter
 from openkeel.rpc.message import CallContext
+from openkeel.rpc.messages.conductor import ScheduleAndBuildInstances
 
 POLICY = "os_compute_api:servers:%s"
 _PASSWORD_CHARS = "23456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
@@ -268,20 +269,14 @@ class ServerCreator:
         password: str,
         networks: list[Mapping[str, Any]] | None,
     ) -> None:
-        conductor.schedule_and_build_instances(
-            call_context(self._context),
-            build_requests=[
-                {"instance_uuid": i.uuid, "instance": primitive, "tags": list(cmd.tags)}
-                for i, primitive in zip(instances, stored, strict=True)
-            ],
-            request_specs=specs,
+        message = ScheduleAndBuildInstances(
+            instance_uuids=tuple(i.uuid for i in instances),
+            request_specs=tuple(specs),
             image=_image_meta(booted),
             admin_password=password,
-            injected_files=[{"path": p, "contents": c} for p, c in cmd.personality],
-            requested_networks=networks,
-            block_device_mapping=[dict(b) for b in cmd.block_device_mappings],
-            tags=list(cmd.tags),
+            requested_networks=None if networks is None else tuple(networks),
         )
+        conductor.cast(call_context(self._context), message)
 
 
 def withdraw_build_requests(api_db: sa.Engine, uuids: list[str]) -> list[str]:

@@ -30,6 +30,15 @@ from openkeel.domain.instances import (
     InstanceUpdate,
 )
 from openkeel.domain.states import TaskState, VmState, ensure_action_allowed
+from openkeel.rpc.clients.compute import instance_host
+from openkeel.rpc.messages.compute import (
+    RebootInstance,
+    RestoreInstance,
+    SoftDeleteInstance,
+    StartInstance,
+    StopInstance,
+    TerminateInstance,
+)
 
 LOG = logging.getLogger(__name__)
 
@@ -164,7 +173,8 @@ class ServerLifecycle:
         )
         deleting = TaskState.DELETING.value
         with undone_if_unsent(self._cell(found), inst.uuid, "delete", deleting):
-            compute.terminate_instance(call_context(self._context), updated, [])
+            terminate = TerminateInstance(updated.uuid)
+            compute.cast(call_context(self._context), instance_host(updated), terminate)
 
     def _delete_build_request(self, inst: Instance) -> bool:
         """Drop a not-yet-scheduled build; False when conductor already took it."""
@@ -212,7 +222,8 @@ class ServerLifecycle:
             )
             task = TaskState.SOFT_DELETING.value
             with undone_if_unsent(self._cell(found), found.instance.uuid, "delete", task):
-                compute.soft_delete_instance(call_context(self._context), updated)
+                soft_delete = SoftDeleteInstance(updated.uuid)
+                compute.cast(call_context(self._context), instance_host(updated), soft_delete)
             return
         self._update(
             found,
@@ -239,7 +250,8 @@ class ServerLifecycle:
                 )
                 task = TaskState.RESTORING.value
                 with undone_if_unsent(self._cell(found), inst.uuid, "restore", task):
-                    compute.restore_instance(call_context(self._context), updated)
+                    restore = RestoreInstance(updated.uuid)
+                    compute.cast(call_context(self._context), instance_host(updated), restore)
                 return
             self._update(found, InstanceUpdate(vm_state=VmState.ACTIVE.value, task_state=None))
 
@@ -247,13 +259,19 @@ class ServerLifecycle:
 
     def start(self, found: FoundServer) -> None:
         """os-start."""
-        self._power(found, "start", TaskState.POWERING_ON, "start_instance")
+        self._power(found, "start", TaskState.POWERING_ON, StartInstance)
 
     def stop(self, found: FoundServer) -> None:
         """os-stop."""
-        self._power(found, "stop", TaskState.POWERING_OFF, "stop_instance")
+        self._power(found, "stop", TaskState.POWERING_OFF, StopInstance)
 
-    def _power(self, found: FoundServer, operation: str, task: TaskState, method: str) -> None:
+    def _power(
+        self,
+        found: FoundServer,
+        operation: str,
+        task: TaskState,
+        message: type[StartInstance | StopInstance],
+    ) -> None:
         inst = found.instance
         self._check_lock(inst)
         self._gate(operation, inst)
@@ -263,7 +281,9 @@ class ServerLifecycle:
         compute = self._compute()
         if compute is not None:
             with undone_if_unsent(self._cell(found), inst.uuid, operation, task.value):
-                getattr(compute, method)(call_context(self._context), updated)
+                compute.cast(
+                    call_context(self._context), instance_host(updated), message(updated.uuid)
+                )
 
     def reboot(self, found: FoundServer, reboot_type: str) -> None:
         """reboot SOFT or HARD."""
@@ -285,7 +305,8 @@ class ServerLifecycle:
         compute = self._compute()
         if compute is not None:
             with undone_if_unsent(self._cell(found), inst.uuid, "reboot", task.value):
-                compute.reboot_instance(call_context(self._context), updated, None, reboot_type)
+                reboot = RebootInstance(updated.uuid, reboot_type)
+                compute.cast(call_context(self._context), instance_host(updated), reboot)
 
 
 def _quota_flavor(inst: Instance) -> Flavor:

@@ -1,0 +1,245 @@
+"""Messages of the compute role (topic ``compute``, server = the host), ComputeAPI 6.x names.
+
+Every message names its instance by uuid: compute re-reads the instance from its cell DB, the
+source of truth. Sent by the API (power, pause, delete, resize verification, live migration
+abort), the conductor (build, prep_resize, live_migration) and compute hosts to each other (the
+resize and revert chains, post live migration); served by ``openkeel.compute.endpoint``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from openkeel.rpc.messages import Json, RpcMessage, by_method
+
+INSTANCE_ONLY_VERSIONS = ("6.0", "5.0")
+
+
+@dataclass(frozen=True)
+class BuildAndRunInstance(RpcMessage):
+    """Spawn the instance on this host (conductor -> compute, cast)."""
+
+    method: ClassVar[str] = "build_and_run_instance"
+    versions: ClassVar[tuple[str, ...]] = ("6.0", "5.11")
+
+    instance_uuid: str
+    request_spec: Json = field(default_factory=dict)
+    filter_properties: Json = field(default_factory=dict)
+    requested_networks: tuple[Json, ...] = ()
+    # The alternates left for a reschedule (Selection documents).
+    host_list: tuple[Json, ...] = ()
+    image: Json = field(default_factory=dict)
+    admin_password: str | None = None
+    node: str | None = None
+
+
+@dataclass(frozen=True)
+class InstanceMessage(RpcMessage):
+    """A message that only names its instance."""
+
+    versions: ClassVar[tuple[str, ...]] = INSTANCE_ONLY_VERSIONS
+
+    instance_uuid: str
+
+
+@dataclass(frozen=True)
+class TerminateInstance(InstanceMessage):
+    """Destroy the guest and delete the instance (cast)."""
+
+    method: ClassVar[str] = "terminate_instance"
+
+
+@dataclass(frozen=True)
+class SoftDeleteInstance(InstanceMessage):
+    """Power the guest off and mark the instance soft-deleted (cast)."""
+
+    method: ClassVar[str] = "soft_delete_instance"
+
+
+@dataclass(frozen=True)
+class RestoreInstance(InstanceMessage):
+    """Bring a soft-deleted instance back (cast)."""
+
+    method: ClassVar[str] = "restore_instance"
+
+
+@dataclass(frozen=True)
+class StartInstance(InstanceMessage):
+    """Power on (cast)."""
+
+    method: ClassVar[str] = "start_instance"
+
+
+@dataclass(frozen=True)
+class StopInstance(InstanceMessage):
+    """Power off (cast, or call when the sender waits)."""
+
+    method: ClassVar[str] = "stop_instance"
+
+    clean_shutdown: bool = True
+
+
+@dataclass(frozen=True)
+class PauseInstance(InstanceMessage):
+    method: ClassVar[str] = "pause_instance"
+
+
+@dataclass(frozen=True)
+class UnpauseInstance(InstanceMessage):
+    method: ClassVar[str] = "unpause_instance"
+
+
+@dataclass(frozen=True)
+class SuspendInstance(InstanceMessage):
+    method: ClassVar[str] = "suspend_instance"
+
+
+@dataclass(frozen=True)
+class ResumeInstance(InstanceMessage):
+    method: ClassVar[str] = "resume_instance"
+
+
+@dataclass(frozen=True)
+class InjectNetworkInfo(InstanceMessage):
+    """Push the network info into the guest (cast)."""
+
+    method: ClassVar[str] = "inject_network_info"
+
+
+@dataclass(frozen=True)
+class RebootInstance(InstanceMessage):
+    """Reboot, ``reboot_type`` SOFT or HARD (cast)."""
+
+    method: ClassVar[str] = "reboot_instance"
+
+    reboot_type: str = "SOFT"
+
+
+# --- resize / cold migration (openkeel.compute.operations.resize, resize_verify) -----------
+
+
+@dataclass(frozen=True)
+class PrepResize(RpcMessage):
+    """Destination: claim for the new flavor, then ask the source to move (conductor, cast)."""
+
+    method: ClassVar[str] = "prep_resize"
+    versions: ClassVar[tuple[str, ...]] = ("6.0",)
+
+    instance_uuid: str
+    flavor: Json
+    migration: Json
+    node: str | None = None
+    image: Json = field(default_factory=dict)
+    request_spec: Json = field(default_factory=dict)
+    clean_shutdown: bool = True
+
+
+@dataclass(frozen=True)
+class ResizeInstance(RpcMessage):
+    """Source: power off and hand the disks over (destination -> source, cast)."""
+
+    method: ClassVar[str] = "resize_instance"
+    versions: ClassVar[tuple[str, ...]] = ("6.0",)
+
+    instance_uuid: str
+    migration: Json
+    image: Json = field(default_factory=dict)
+    request_spec: Json = field(default_factory=dict)
+    clean_shutdown: bool = True
+
+
+@dataclass(frozen=True)
+class FinishResize(RpcMessage):
+    """Destination: define the guest with the new flavor (source -> destination, cast)."""
+
+    method: ClassVar[str] = "finish_resize"
+    versions: ClassVar[tuple[str, ...]] = ("6.0",)
+
+    instance_uuid: str
+    migration: Json
+    disk_info: Json = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ConfirmResize(RpcMessage):
+    """Source: delete the old guest and the migration's allocations (API, cast)."""
+
+    method: ClassVar[str] = "confirm_resize"
+    versions: ClassVar[tuple[str, ...]] = ("6.0",)
+
+    instance_uuid: str
+    migration: Json
+
+
+@dataclass(frozen=True)
+class RevertResize(RpcMessage):
+    """Destination: destroy the new guest, then let the source restore (API, cast)."""
+
+    method: ClassVar[str] = "revert_resize"
+    versions: ClassVar[tuple[str, ...]] = ("6.0",)
+
+    instance_uuid: str
+    migration: Json
+    request_spec: Json = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class FinishRevertResize(RpcMessage):
+    """Source: restore the old guest, flavor and allocations (destination -> source, cast)."""
+
+    method: ClassVar[str] = "finish_revert_resize"
+    versions: ClassVar[tuple[str, ...]] = ("6.0",)
+
+    instance_uuid: str
+    migration: Json
+
+
+# --- live migration (openkeel.compute.operations.live_migrate) -----------------------------
+
+
+@dataclass(frozen=True)
+class LiveMigration(RpcMessage):
+    """Source: move the running guest to ``dest`` (conductor, cast)."""
+
+    method: ClassVar[str] = "live_migration"
+    versions: ClassVar[tuple[str, ...]] = INSTANCE_ONLY_VERSIONS
+
+    instance_uuid: str
+    dest: str
+    migration: Json = field(default_factory=dict)
+    block_migration: bool | None = None
+
+
+@dataclass(frozen=True)
+class PostLiveMigrationAtDestination(InstanceMessage):
+    """Destination: take the guest over (source -> destination, call)."""
+
+    method: ClassVar[str] = "post_live_migration_at_destination"
+
+    block_migration: bool | None = None
+
+
+@dataclass(frozen=True)
+class LiveMigrationAbort(InstanceMessage):
+    """Source: cancel the running live migration (API, cast)."""
+
+    method: ClassVar[str] = "live_migration_abort"
+
+    migration_id: int
+
+
+@dataclass(frozen=True)
+class LiveMigrationForceComplete(InstanceMessage):
+    """Source: make the live migration converge (API, cast)."""
+
+    method: ClassVar[str] = "live_migration_force_complete"
+
+
+MESSAGES = by_method(
+    BuildAndRunInstance, TerminateInstance, SoftDeleteInstance, RestoreInstance, StartInstance,
+    StopInstance, PauseInstance, UnpauseInstance, SuspendInstance, ResumeInstance,
+    InjectNetworkInfo, RebootInstance, PrepResize, ResizeInstance, FinishResize, ConfirmResize,
+    RevertResize, FinishRevertResize, LiveMigration, PostLiveMigrationAtDestination,
+    LiveMigrationAbort, LiveMigrationForceComplete,
+)  # fmt: skip
