@@ -46,6 +46,7 @@ from openkeel.api.microversion import (
 from openkeel.api.policy import PolicyEnforcer
 from openkeel.api.request import ApiRequest, Reply
 from openkeel.api.routing import Endpoint, PathRoute, RouteTable
+from openkeel.api.services import ApiServices
 from openkeel.domain.errors import ComputeError, Invalid, Unauthorized
 from openkeel.logcontext import LogContext, bound, set_current
 
@@ -92,7 +93,7 @@ class ComputeApiApp:
         routes: RouteTable,
         authenticator: Authenticator,
         enforcer: PolicyEnforcer,
-        services: Any,
+        services: ApiServices,
         workers: int = 16,
         inline_bounded: bool = False,
     ) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 
 from openkeel.api.context import RequestContext
 from openkeel.api.microversion import APIVersion
+from openkeel.api.services import ApiServices
 
 
 @lru_cache(maxsize=512)
@@ -32,12 +33,12 @@ class ApiRequest:
     version: APIVersion
     context: RequestContext
     headers: dict[str, str]
+    services: ApiServices
     # Base of self links, e.g. "http://host:8774/v2.1" and the bookmark base "http://host:8774".
     link_base: str = ""
     bookmark_base: str = ""
     # The project id when the client put it in the URL (Nova then puts it in links too).
     url_project_id: str | None = None
-    services: Any = None
 
     def at_least(self, text: str) -> bool:
         """True when the negotiated microversion is >= ``text`` (e.g. "2.55")."""

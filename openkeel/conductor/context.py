@@ -18,7 +18,7 @@ from oslo_config import cfg
 from openkeel.clients.placement import PlacementClient
 from openkeel.clients.placement_errors import PlacementError
 from openkeel.conductor.cells import CellEngines
-from openkeel.conductor.selections import Destination
+from openkeel.conductor.selections import SelectedHost
 from openkeel.db.cells import CELL0_UUID, list_cells
 from openkeel.db.records import InstanceRecords
 from openkeel.db.repositories import build_requests, instance_mappings
@@ -64,7 +64,7 @@ class ConductorDeps:
         except (cfg.NoSuchOptError, cfg.NoSuchGroupError):
             return DEFAULT_MAX_ATTEMPTS
 
-    def initial_filter_properties(self, chosen: Destination) -> dict[str, Any]:
+    def initial_filter_properties(self, chosen: SelectedHost) -> dict[str, Any]:
         """Nova's filter_properties of a first build: retry info when retries are allowed."""
         if self.max_attempts() <= 1:
             return {}
@@ -126,8 +126,8 @@ class ConductorDeps:
         self,
         context: CallContext,
         instance: Instance,
-        chosen: Destination,
-        alternates: Sequence[Destination],
+        chosen: SelectedHost,
+        alternates: Sequence[SelectedHost],
         *,
         request_spec: Mapping[str, Any],
         filter_properties: Mapping[str, Any],

@@ -15,8 +15,9 @@ from openkeel.clients.placement_models import Allocations
 
 
 @dataclass(frozen=True)
-class Destination:
-    """One selection."""
+class SelectedHost:
+    """One host the scheduler selected (chosen or alternate): a Selection document read by the
+    conductor."""
 
     host: str
     node: str | None
@@ -25,7 +26,7 @@ class Destination:
     primitive: Mapping[str, Any]
 
     @classmethod
-    def from_primitive(cls, data: Mapping[str, Any]) -> Destination:
+    def from_primitive(cls, data: Mapping[str, Any]) -> SelectedHost:
         return cls(
             host=str(data.get("service_host") or data.get("host")),
             node=data.get("nodename"),

@@ -67,7 +67,7 @@ class GroupRequest:
 
 
 @dataclass(frozen=True)
-class Destination:
+class RequestedDestination:
     """A host/node/cell the request is restricted to (admin-requested or a move target)."""
 
     host: str | None = None
@@ -93,7 +93,7 @@ class SchedulingRequest:
     ignore_hosts: frozenset[str] = frozenset()
     force_hosts: tuple[str, ...] = ()
     force_nodes: tuple[str, ...] = ()
-    requested_destination: Destination | None = None
+    requested_destination: RequestedDestination | None = None
     is_bfv: bool = False
 
     def hint(self, name: str) -> tuple[str, ...]:
@@ -178,13 +178,13 @@ def _group(data: Any) -> GroupRequest | None:
     )
 
 
-def _destination(data: Any) -> Destination | None:
+def _destination(data: Any) -> RequestedDestination | None:
     if not isinstance(data, Mapping):
         return None
     cell = data.get("cell")
     if isinstance(cell, Mapping):
         cell = cell.get("uuid")
-    return Destination(
+    return RequestedDestination(
         host=data.get("host"),
         node=data.get("node"),
         cell=cell,

@@ -299,3 +299,25 @@ class NodeInventory:
     nodename: str
     inventories: Mapping[str, Inventory]
     traits: frozenset[str] = frozenset()
+
+    @classmethod
+    def standard(
+        cls,
+        nodename: str,
+        resources: HostResources,
+        policy: InventoryPolicy,
+        traits: frozenset[str] = frozenset({"COMPUTE_NODE"}),
+    ) -> NodeInventory:
+        """VCPU, MEMORY_MB and DISK_GB of a node's raw totals under the operator's policy
+        (reserved disk rounds up to whole GB, as Nova's)."""
+        inventories = {
+            "VCPU": Inventory(resources.vcpus, policy.reserved_host_cpus, max_unit=resources.vcpus,
+                              allocation_ratio=policy.cpu_allocation_ratio),
+            "MEMORY_MB": Inventory(resources.memory_mb, policy.reserved_host_memory_mb,
+                                   max_unit=resources.memory_mb,
+                                   allocation_ratio=policy.ram_allocation_ratio),
+            "DISK_GB": Inventory(resources.local_gb, -(-policy.reserved_host_disk_mb // 1024),
+                                 max_unit=resources.local_gb,
+                                 allocation_ratio=policy.disk_allocation_ratio),
+        }  # fmt: skip
+        return cls(nodename, inventories, traits)

@@ -6,7 +6,7 @@ import pytest
 
 from openkeel.domain.errors import Invalid
 from openkeel.scheduler.placement_query import candidate_query, flavor_resources
-from openkeel.scheduler.request import Destination, GroupRequest, parse_request_spec
+from openkeel.scheduler.request import GroupRequest, RequestedDestination, parse_request_spec
 
 FLAVOR = {"vcpus": 2, "memory_mb": 2048, "root_gb": 20, "ephemeral_gb": 5, "swap": 1025}
 
@@ -56,7 +56,7 @@ def test_parse_full_spec() -> None:
     )
     assert request.instance_group.max_server_per_host == 2
     assert request.force_hosts == ("f",) and request.force_nodes == ()
-    assert request.requested_destination == Destination(
+    assert request.requested_destination == RequestedDestination(
         host="h", node="n", cell="c", aggregates=(("a", "b"), ("c",))
     )
     assert request.is_bfv

@@ -13,11 +13,11 @@ import datetime
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any
 
 import sqlalchemy as sa
 
 from openkeel.api.context import RequestContext
+from openkeel.api.services import ApiServices
 from openkeel.db.repositories import aggregates as repo
 from openkeel.domain.aggregates import AZ_KEY, Aggregate
 from openkeel.domain.errors import Conflict, Invalid, NotFound
@@ -55,7 +55,7 @@ def _now() -> datetime.datetime:
 class AggregateService:
     """Aggregates of the deployment, for one (admin) caller."""
 
-    def __init__(self, services: Any, context: RequestContext) -> None:
+    def __init__(self, services: ApiServices, context: RequestContext) -> None:
         self._repo = repo.AggregateRepository(services.api_db)
         self._cell_dbs: Mapping[str, sa.Engine] = services.cell_dbs or {}
         self._context = context

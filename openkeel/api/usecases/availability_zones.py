@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import datetime
 from dataclasses import dataclass
-from typing import Any
 
+from openkeel.api.services import ApiServices
 from openkeel.db.repositories import availability_zones as repo
 
 _API_BINARIES = frozenset({"nova-osapi_compute", "nova-metadata"})
@@ -50,7 +50,7 @@ def _now() -> datetime.datetime:
 class AvailabilityZoneService:
     """Zones of the deployment (built from ``req.services``)."""
 
-    def __init__(self, services: Any) -> None:
+    def __init__(self, services: ApiServices) -> None:
         self._conf = services.conf
         self._api_db = services.api_db
         self._cell_dbs = services.cell_dbs or {}

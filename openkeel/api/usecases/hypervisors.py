@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import sqlalchemy as sa
 
+from openkeel.api.services import ApiServices
 from openkeel.api.usecases.services import CELL0_UUID, COMPUTE, is_uuid_like, service_is_up
 from openkeel.db.repositories import compute_nodes as nodes_repo
 from openkeel.db.repositories import services as services_repo
@@ -57,7 +57,7 @@ def not_found(hypervisor_id: str) -> NotFound:
 class HypervisorCatalog:
     """Hypervisors of the deployment (built from ``req.services``)."""
 
-    def __init__(self, services: Any) -> None:
+    def __init__(self, services: ApiServices) -> None:
         self._conf = services.conf
         self._api_db: sa.Engine = services.api_db
         cells: Mapping[str, sa.Engine] = services.cell_dbs or {}

@@ -15,6 +15,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from openkeel.api.context import RequestContext
+from openkeel.api.services import ApiServices
 from openkeel.api.usecases.quotas import effective_limit
 from openkeel.clients.image import (
     Caller,
@@ -35,7 +36,7 @@ _install_lock = threading.Lock()
 _catalogs: weakref.WeakKeyDictionary[sa.Engine, EmbeddedImageCatalog] = weakref.WeakKeyDictionary()
 
 
-def image_service(services: Any) -> ImageService:
+def image_service(services: ApiServices) -> ImageService:
     """The configured image service: ``services.images``, else Glance when ``[glance]`` names
     an endpoint, else the embedded catalog on the API database (installed on first use)."""
     if services.images is not None:
@@ -74,7 +75,7 @@ def _translated(forbidden: str | None = None) -> Iterator[None]:
 class ImageProxy:
     """Images as the compute API shows them, for one caller."""
 
-    def __init__(self, services: Any, context: RequestContext) -> None:
+    def __init__(self, services: ApiServices, context: RequestContext) -> None:
         self._services = services
         self._context = context
         self._images = image_service(services)

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from openkeel.api.context import RequestContext
+from openkeel.api.services import ApiServices
 from openkeel.db.engine import reader
 from openkeel.db.repositories import build_requests, instance_mappings, instances
 from openkeel.db.repositories import instance_actions as repo
@@ -78,7 +79,7 @@ class _Located:
 class InstanceActionService:
     """Reads instance actions for one caller."""
 
-    def __init__(self, services: Any, context: RequestContext) -> None:
+    def __init__(self, services: ApiServices, context: RequestContext) -> None:
         self._services = services
         self._context = context
 

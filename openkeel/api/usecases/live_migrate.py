@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from openkeel.api.context import RequestContext
+from openkeel.api.services import ApiServices
 from openkeel.api.usecases.sending import undone_if_unsent
 from openkeel.api.usecases.servers.create import call_context
 from openkeel.api.usecases.servers.lifecycle import InstanceIsLocked
@@ -48,7 +49,7 @@ class ComputeHostNotFound(Invalid):
 class LiveMigrator:
     """os-migrateLive and the server migrations sub-resource for one caller."""
 
-    def __init__(self, services: Any, context: RequestContext) -> None:
+    def __init__(self, services: ApiServices, context: RequestContext) -> None:
         self._services = services
         self._context = context
 

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from openkeel.api.context import RequestContext
+from openkeel.api.services import ApiServices
 from openkeel.api.usecases.quotas import QuotaEngine
 from openkeel.api.usecases.sending import undone_if_unsent
 from openkeel.api.usecases.servers.create import call_context
@@ -44,7 +45,7 @@ GB = 1024**3
 class ServerMover:
     """Resize / migrate / confirm / revert for one caller."""
 
-    def __init__(self, services: Any, context: RequestContext) -> None:
+    def __init__(self, services: ApiServices, context: RequestContext) -> None:
         self._services = services
         self._context = context
 

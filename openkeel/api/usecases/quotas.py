@@ -27,6 +27,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from openkeel.api.services import ApiServices
 from openkeel.db.engine import reader
 from openkeel.db.repositories import quotas as repo
 from openkeel.domain.errors import Invalid, NotImplementedYet
@@ -66,7 +67,7 @@ def _strictest(a: int, b: int) -> int:
 class QuotaEngine:
     """Quota limits and usage for one deployment (built from ``req.services``)."""
 
-    def __init__(self, services: Any) -> None:
+    def __init__(self, services: ApiServices) -> None:
         self._conf = services.conf
         self._api_db: sa.Engine = services.api_db
         self._cell_dbs: Mapping[str, sa.Engine] = services.cell_dbs or {}
@@ -353,7 +354,9 @@ class QuotaEngine:
         return sorted(keys)
 
 
-def effective_limit(services: Any, project_id: str, user_id: str | None, resource: str) -> int:
+def effective_limit(
+    services: ApiServices, project_id: str, user_id: str | None, resource: str
+) -> int:
     """The limit that binds ``user_id`` in ``project_id`` for ``resource`` (-1: unlimited).
 
     For resources counted per user only (key pairs, server group members) Nova applies both the

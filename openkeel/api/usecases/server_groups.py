@@ -14,6 +14,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from openkeel.api.context import RequestContext
+from openkeel.api.services import ApiServices
 from openkeel.api.usecases.quotas import QuotaEngine
 from openkeel.db.repositories import server_groups as repo
 from openkeel.domain.errors import Conflict, Invalid, NotFound
@@ -49,7 +50,7 @@ class Page:
 class ServerGroupService:
     """Server groups as seen by one caller."""
 
-    def __init__(self, services: Any, context: RequestContext) -> None:
+    def __init__(self, services: ApiServices, context: RequestContext) -> None:
         self._services = services
         self._repo = repo.ServerGroupRepository(services.api_db)
         self._cell_dbs: Mapping[str, sa.Engine] = services.cell_dbs or {}

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from openkeel.api.context import RequestContext
+from openkeel.api.services import ApiServices
 from openkeel.api.usecases.servers.lookup import find_server
 from openkeel.domain.errors import NotFound
 
@@ -50,7 +51,7 @@ def networks_of(network_info: Iterable[Mapping[str, Any]]) -> dict[str, NetworkA
 class ServerIpsService:
     """The addresses of the servers one caller can see."""
 
-    def __init__(self, services: Any, context: RequestContext) -> None:
+    def __init__(self, services: ApiServices, context: RequestContext) -> None:
         self._services = services
         self._context = context
 

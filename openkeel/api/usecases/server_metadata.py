@@ -9,11 +9,11 @@ so the lock and state checks see the row they change.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 import sqlalchemy as sa
 
 from openkeel.api.context import RequestContext
+from openkeel.api.services import ApiServices
 from openkeel.api.usecases.quotas import effective_limit
 from openkeel.api.usecases.servers.lifecycle import InstanceIsLocked
 from openkeel.api.usecases.servers.lookup import FoundServer, find_server
@@ -30,7 +30,7 @@ ITEM_NOT_FOUND = "Metadata item was not found"
 class ServerMetadataService:
     """The metadata of the servers one caller can see."""
 
-    def __init__(self, services: Any, context: RequestContext) -> None:
+    def __init__(self, services: ApiServices, context: RequestContext) -> None:
         self._services = services
         self._context = context
 
@@ -94,7 +94,7 @@ class ServerMetadataService:
             return instance_metadata.update_metadata(conn, inst.uuid, wanted, replace=True)
 
     def _cell(self, found: FoundServer) -> sa.Engine:
-        engine: sa.Engine = self._services.cell_dbs[found.cell_uuid]
+        engine: sa.Engine = self._services.cell_dbs[found.cell_uuid or ""]
         return engine
 
     def _check(self, conn: sa.Connection, found: FoundServer, operation: str) -> Instance:

@@ -16,6 +16,7 @@ import jsonschema
 import sqlalchemy as sa
 
 from openkeel.api.context import RequestContext
+from openkeel.api.services import ApiServices
 from openkeel.db.engine import reader
 from openkeel.db.repositories import build_requests, instance_mappings, instances
 from openkeel.db.repositories import instance_metadata as repo
@@ -52,7 +53,7 @@ def check_tag(tag: str) -> None:
 class ServerTagService:
     """The tags of the servers one caller can see."""
 
-    def __init__(self, services: Any, context: RequestContext) -> None:
+    def __init__(self, services: ApiServices, context: RequestContext) -> None:
         self._services = services
         self._context = context
 
@@ -77,7 +78,7 @@ class ServerTagService:
             return fn(conn)
 
     def _engine(self, mapping: InstanceMapping) -> sa.Engine:
-        engine: sa.Engine | None = (self._services.cell_dbs or {}).get(mapping.cell_uuid)
+        engine = (self._services.cell_dbs or {}).get(mapping.cell_uuid or "")
         if engine is None:
             raise InstanceNotFound(mapping.instance_uuid)
         return engine

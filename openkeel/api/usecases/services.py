@@ -15,6 +15,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from openkeel.api.services import ApiServices
 from openkeel.db.repositories import availability_zones as zones_repo
 from openkeel.db.repositories import compute_nodes as nodes_repo
 from openkeel.db.repositories import services as repo
@@ -71,7 +72,7 @@ def update_not_supported(binary: str) -> Invalid:
 class ServiceAdmin:
     """Listing, updating and deleting services (built from ``req.services``)."""
 
-    def __init__(self, services: Any) -> None:
+    def __init__(self, services: ApiServices) -> None:
         self._conf = services.conf
         self._api_db: sa.Engine = services.api_db
         self._cells: Mapping[str, sa.Engine] = services.cell_dbs or {}

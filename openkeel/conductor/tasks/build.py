@@ -23,7 +23,7 @@ from typing import Any
 from openkeel.clients.placement_errors import PlacementError
 from openkeel.conductor.context import ConductorDeps
 from openkeel.conductor.errors import MaxRetriesExceeded
-from openkeel.conductor.selections import Destination
+from openkeel.conductor.selections import SelectedHost
 from openkeel.db.cells import CELL0_UUID
 from openkeel.db.engine import reader
 from openkeel.db.records import ActionStart, InstanceRecords
@@ -77,7 +77,7 @@ class ScheduleAndBuildTask:
             return
         for build, host_list in zip(pending, host_lists, strict=False):
             try:
-                self._build_one(build.instance, [Destination.from_primitive(s) for s in host_list])
+                self._build_one(build.instance, [SelectedHost.from_primitive(s) for s in host_list])
             except Exception as exc:
                 LOG.exception("Build of %s failed in conductor", build.instance_uuid)
                 self.rollback(build.instance, exc)
@@ -105,7 +105,7 @@ class ScheduleAndBuildTask:
         assert isinstance(answer, list) and len(answer) == len(uuids), answer
         return [list(host_list) for host_list in answer]  # type: ignore[arg-type]
 
-    def _build_one(self, instance: Instance, host_list: list[Destination]) -> None:
+    def _build_one(self, instance: Instance, host_list: list[SelectedHost]) -> None:
         chosen, alternates = host_list[0], host_list[1:]
         cell_uuid = chosen.cell_uuid or self._cell_of(chosen.host)
         records = self.deps.records(cell_uuid)
@@ -175,7 +175,7 @@ class RescheduleTask:
         self.deps = deps
         self.context = context
         self.uuid = instance_uuid
-        self.host_list = [Destination.from_primitive(s) for s in host_list]
+        self.host_list = [SelectedHost.from_primitive(s) for s in host_list]
         self.filter_properties = dict(filter_properties)
         self.request_spec = request_spec or {}
         self.args = args
@@ -222,7 +222,7 @@ class RescheduleTask:
             requested_networks=self.args.requested_networks,
         )
 
-    def _claim_next(self, records: InstanceRecords) -> Destination:
+    def _claim_next(self, records: InstanceRecords) -> SelectedHost:
         instance = records.get(self.uuid)
         while self.host_list:
             candidate = self.host_list.pop(0)

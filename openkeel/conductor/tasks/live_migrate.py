@@ -17,17 +17,16 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from openkeel.clients.placement_errors import PlacementError
 from openkeel.conductor.context import ConductorDeps
-from openkeel.conductor.selections import Destination
+from openkeel.conductor.selections import SelectedHost
 from openkeel.conductor.tasks.migrate import MIGRATION_CONSUMER
-from openkeel.conductor.tasks.recorded import run_recorded
+from openkeel.conductor.tasks.recorded import roll_back_move, run_recorded
 from openkeel.db.engine import reader
 from openkeel.db.records import InstanceRecords
 from openkeel.db.repositories import compute_nodes, migrations
 from openkeel.domain import migrations as status
 from openkeel.domain.errors import Invalid
-from openkeel.domain.instances import Instance, InstanceNotFound, InstanceUpdate
+from openkeel.domain.instances import Instance
 from openkeel.domain.migrations import Migration
 from openkeel.rpc.message import CallContext
 from openkeel.rpc.messages.compute import LiveMigration
@@ -94,7 +93,7 @@ class LiveMigrateTask:
         )
         self.deps.compute.cast(self.context, instance.host or "", to_source)
 
-    def _schedule(self, instance: Instance) -> Destination:
+    def _schedule(self, instance: Instance) -> SelectedHost:
         spec = dict(self.request_spec)
         ignore = [h for h in (*(spec.get("ignore_hosts") or ()), instance.host) if h]
         spec.update(
@@ -108,9 +107,11 @@ class LiveMigrateTask:
         assert isinstance(answer, list) and answer and isinstance(answer[0], list), answer
         first = answer[0][0]
         assert isinstance(first, dict), first
-        return Destination.from_primitive(first)
+        return SelectedHost.from_primitive(first)
 
-    def _claim_forced(self, records: InstanceRecords, instance: Instance, host: str) -> Destination:
+    def _claim_forced(
+        self, records: InstanceRecords, instance: Instance, host: str
+    ) -> SelectedHost:
         """The requested host's node, claiming the source's resources there for the instance."""
         if host == instance.host:
             raise Invalid(f"Unable to migrate instance ({self.uuid}) to current host ({host}).")
@@ -130,21 +131,8 @@ class LiveMigrateTask:
             self.uuid, {str(node.uuid): resources}, project_id=instance.project_id,
             user_id=instance.user_id, consumer_generation=current.generation,
         )  # fmt: skip
-        return Destination.from_primitive({"host": host, "nodename": node.hypervisor_hostname})
+        return SelectedHost.from_primitive({"host": host, "nodename": node.hypervisor_hostname})
 
     def rollback(self, records: InstanceRecords, exc: BaseException) -> None:
         """Allocations back to the instance, migration ``error``, task state cleared, fault."""
-        migration = self.migration
-        if migration is not None:
-            if self.moved:
-                try:
-                    self.deps.placement.move_allocations(migration.uuid, self.uuid)
-                except PlacementError:
-                    LOG.exception("Could not give %s its allocations back", self.uuid)
-            with records.db.begin() as conn:
-                migrations.update(conn, migration.id, status=status.ERROR)
-        try:
-            records.add_fault(self.uuid, exc, None)  # first: seen with the task cleared
-            records.update(self.uuid, InstanceUpdate(task_state=None))
-        except InstanceNotFound:
-            LOG.info("Instance %s is gone; nothing to roll back", self.uuid)
+        roll_back_move(self.deps, records, self.uuid, self.migration, self.moved, exc)

@@ -17,14 +17,13 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from openkeel.clients.placement_errors import PlacementError
 from openkeel.conductor.context import ConductorDeps
-from openkeel.conductor.selections import Destination
-from openkeel.conductor.tasks.recorded import run_recorded
+from openkeel.conductor.selections import SelectedHost
+from openkeel.conductor.tasks.recorded import roll_back_move, run_recorded
 from openkeel.db.records import InstanceRecords
 from openkeel.db.repositories import migrations
 from openkeel.domain import migrations as status
-from openkeel.domain.instances import FlavorSnapshot, Instance, InstanceNotFound, InstanceUpdate
+from openkeel.domain.instances import FlavorSnapshot, Instance
 from openkeel.domain.migrations import Migration
 from openkeel.rpc.message import CallContext
 from openkeel.rpc.messages.compute import PrepResize
@@ -74,7 +73,7 @@ class MigrateTask:
             self.context,
             SelectDestinations(spec, (self.uuid,), return_objects=True, return_alternates=True),
         )
-        chosen = Destination.from_primitive(_first(answer)[0])
+        chosen = SelectedHost.from_primitive(_first(answer)[0])
         to_destination = PrepResize(
             self.uuid, new_flavor.to_primitive(), self.migration.to_primitive(), chosen.node,
             image=spec.get("image") or {}, request_spec=spec, clean_shutdown=self.clean_shutdown,
@@ -120,20 +119,7 @@ class MigrateTask:
 
     def rollback(self, records: InstanceRecords, exc: BaseException) -> None:
         """Allocations back to the instance, migration ``error``, task state cleared, fault."""
-        migration = self.migration
-        if migration is not None:
-            if self.moved:
-                try:
-                    self.deps.placement.move_allocations(migration.uuid, self.uuid)
-                except PlacementError:
-                    LOG.exception("Could not give %s its allocations back", self.uuid)
-            with records.db.begin() as conn:
-                migrations.update(conn, migration.id, status=status.ERROR)
-        try:
-            records.add_fault(self.uuid, exc, None)  # first: seen with the task cleared
-            records.update(self.uuid, InstanceUpdate(task_state=None))
-        except InstanceNotFound:
-            LOG.info("Instance %s is gone; nothing to roll back", self.uuid)
+        roll_back_move(self.deps, records, self.uuid, self.migration, self.moved, exc)
 
 
 def _first(answer: Any) -> list[Mapping[str, Any]]:

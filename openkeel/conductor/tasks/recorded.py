@@ -1,7 +1,8 @@
 """Running a conductor task on one instance as a recorded action event, with rollback.
 
 Shared by the move tasks (migrate_server, live_migrate_instance): find the instance's cell,
-record the event's start, run the task, roll back and record the failure if it raises.
+record the event's start, run the task, roll back and record the failure if it raises; and the
+rollback both moves share, before anything reached a compute host.
 """
 
 from __future__ import annotations
@@ -9,10 +10,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
+from openkeel.clients.placement_errors import PlacementError
 from openkeel.conductor.context import ConductorDeps
 from openkeel.db.engine import reader
 from openkeel.db.records import InstanceRecords
-from openkeel.db.repositories import instance_mappings
+from openkeel.db.repositories import instance_mappings, migrations
+from openkeel.domain import migrations as status
+from openkeel.domain.instances import InstanceNotFound, InstanceUpdate
+from openkeel.domain.migrations import Migration
 from openkeel.rpc.message import CallContext
 
 LOG = logging.getLogger(__name__)
@@ -42,3 +47,29 @@ def run_recorded(
         failure = exc
         rollback(records, exc)
     records.event_finish(uuid, context.request_id, event, failure)
+
+
+def roll_back_move(
+    deps: ConductorDeps,
+    records: InstanceRecords,
+    uuid: str,
+    migration: Migration | None,
+    moved: bool,
+    exc: BaseException,
+) -> None:
+    """A move that failed in the conductor: the allocations the migration took over go back
+    to the instance (``moved``), the migration goes to ``error``, a fault is recorded and the
+    task state cleared (the fault first, so it is there once the task state shows the end)."""
+    if migration is not None:
+        if moved:
+            try:
+                deps.placement.move_allocations(migration.uuid, uuid)
+            except PlacementError:
+                LOG.exception("Could not give %s its allocations back", uuid)
+        with records.db.begin() as conn:
+            migrations.update(conn, migration.id, status=status.ERROR)
+    try:
+        records.add_fault(uuid, exc, None)
+        records.update(uuid, InstanceUpdate(task_state=None))
+    except InstanceNotFound:
+        LOG.info("Instance %s is gone; nothing to roll back", uuid)

@@ -40,7 +40,6 @@ from openkeel.virt.model import (
     InstanceInfo,
     InstanceRef,
     InstanceSpec,
-    Inventory,
     InventoryPolicy,
     NetworkInterface,
     NodeInventory,
@@ -130,16 +129,7 @@ class KubevirtDriver(MigrationMixin, RescueMixin, DevicesMixin):
         )
 
     def get_inventory(self, nodename: str, policy: InventoryPolicy) -> NodeInventory:
-        res = self.get_available_resource(nodename)
-        inventories = {
-            "VCPU": Inventory(res.vcpus, policy.reserved_host_cpus, max_unit=res.vcpus,
-                              allocation_ratio=policy.cpu_allocation_ratio),
-            "MEMORY_MB": Inventory(res.memory_mb, policy.reserved_host_memory_mb,
-                                   max_unit=res.memory_mb, allocation_ratio=policy.ram_allocation_ratio),
-            "DISK_GB": Inventory(res.local_gb, -(-policy.reserved_host_disk_mb // 1024),
-                                 max_unit=res.local_gb, allocation_ratio=policy.disk_allocation_ratio),
-        }  # fmt: skip
-        return NodeInventory(nodename, inventories, frozenset({"COMPUTE_NODE"}))
+        return NodeInventory.standard(nodename, self.get_available_resource(nodename), policy)
 
     def availability_zone(self, nodename: str) -> str | None:
         """The node's ``topology.kubernetes.io/zone`` label (Nova availability zone)."""

@@ -1,32 +1,14 @@
-"""Request schemas of /images/{image_id}/metadata (Nova's metadata constraints)."""
+"""Request schemas of /images/{image_id}/metadata: the bodies of server metadata, as Nova's
+image metadata API takes the same metadata parameter types (its query stays loose: no 2.102
+delta)."""
 
 from __future__ import annotations
 
-from typing import Any
+from openkeel.api.resources.server_metadata.schemas import (
+    CREATE_V21,
+    QUERY_V21,
+    UPDATE_ALL_V21,
+    UPDATE_V21,
+)
 
-from openkeel.api.validation import loose_query
-
-METADATA: dict[str, Any] = {
-    "type": "object",
-    "patternProperties": {"^[a-zA-Z0-9-_:. ]{1,255}$": {"type": "string", "maxLength": 255}},
-    "additionalProperties": False,
-}
-
-# 2.1: create (merge) and update_all (replace) take {"metadata": {...}}.
-CREATE_V21: dict[str, Any] = {
-    "type": "object",
-    "properties": {"metadata": METADATA},
-    "required": ["metadata"],
-    "additionalProperties": False,
-}
-UPDATE_ALL_V21 = CREATE_V21
-
-# 2.1: update one key takes {"meta": {key: value}} with exactly one item.
-UPDATE_V21: dict[str, Any] = {
-    "type": "object",
-    "properties": {"meta": {**METADATA, "minProperties": 1, "maxProperties": 1}},
-    "required": ["meta"],
-    "additionalProperties": False,
-}
-
-QUERY_V21 = loose_query()
+__all__ = ["CREATE_V21", "QUERY_V21", "UPDATE_ALL_V21", "UPDATE_V21"]

@@ -5,13 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from openkeel.api.resources.servers.schema_types import METADATA
 from openkeel.api.validation import loose_query, strict_query
-
-METADATA: dict[str, Any] = {
-    "type": "object",
-    "patternProperties": {"^[a-zA-Z0-9-_:. ]{1,255}$": {"type": "string", "maxLength": 255}},
-    "additionalProperties": False,
-}
 
 # 2.1: create (merge) and update_all (replace) take {"metadata": {...}}.
 CREATE_V21: dict[str, Any] = {

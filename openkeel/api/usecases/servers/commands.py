@@ -75,3 +75,12 @@ class CreatedServers:
     reservation_id: str
     admin_pass: str
     auto_disk_config: bool
+
+
+@dataclass(frozen=True)
+class RequestedLocation:
+    """Where the user asked the server to go."""
+
+    zone: str | None
+    host: str | None
+    node: str | None

@@ -12,12 +12,12 @@ import dataclasses
 import secrets
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
 
 from openkeel.api.context import RequestContext
+from openkeel.api.services import ApiServices
 from openkeel.api.usecases.quotas import QuotaEngine
 from openkeel.api.usecases.servers import create_checks as checks
 from openkeel.api.usecases.servers.bdm_parsing import ensure_no_volume_service
@@ -25,6 +25,7 @@ from openkeel.api.usecases.servers.commands import (
     NETWORKS_NONE,
     CreatedServers,
     CreateServers,
+    RequestedLocation,
 )
 from openkeel.api.usecases.servers.create_building import build_instances, request_spec
 from openkeel.api.usecases.servers.create_quota import claim_instances
@@ -52,15 +53,6 @@ def generate_password(length: int = 12) -> str:
     return "".join(secrets.choice(_PASSWORD_CHARS) for _ in range(length))
 
 
-@dataclass(frozen=True)
-class Placement:
-    """Where the user asked the server to go."""
-
-    zone: str | None
-    host: str | None
-    node: str | None
-
-
 def call_context(context: RequestContext) -> CallContext:
     """The RPC context of an API request."""
     return CallContext(context.user_id, context.project_id, context.roles, context.request_id)
@@ -69,7 +61,7 @@ def call_context(context: RequestContext) -> CallContext:
 class ServerCreator:
     """Creates servers for one caller."""
 
-    def __init__(self, services: Any, context: RequestContext) -> None:
+    def __init__(self, services: ApiServices, context: RequestContext) -> None:
         self._services = services
         self._context = context
         self._conf = services.conf
@@ -78,7 +70,7 @@ class ServerCreator:
         ctx = self._context
         return {"project_id": ctx.project_id, "user_id": ctx.user_id, "availability_zone": zone}
 
-    def _authorize(self, cmd: CreateServers) -> Placement:
+    def _authorize(self, cmd: CreateServers) -> RequestedLocation:
         ctx = self._context
         target = self._target(cmd.availability_zone)
         ctx.can(POLICY % "create", target)
@@ -102,11 +94,11 @@ class ServerCreator:
             ctx.can(POLICY % "create:attach_volume", target)
         if isinstance(cmd.networks, tuple) and cmd.networks:
             ctx.can(POLICY % "create:attach_network", target)
-        return Placement(zone, host, node)
+        return RequestedLocation(zone, host, node)
 
     def create(self, cmd: CreateServers) -> CreatedServers:
         """Accept the request and start the build; answers what the 202 body needs."""
-        placement = self._authorize(cmd)
+        location = self._authorize(cmd)
         ctx = self._context
         viewer = Viewer(ctx.project_id, ctx.is_admin)
         chosen = checks.flavor(self._services, viewer, cmd.flavor_ref)
@@ -114,8 +106,8 @@ class ServerCreator:
         cmd = self._bounded(cmd)
         if cmd.hostname and cmd.max_count > 1:
             raise Invalid("Unable to allocate a single hostname to multiple instances")
-        if placement.zone and placement.host is None:
-            checks.zone_available(self._services, placement.zone)
+        if location.zone and location.host is None:
+            checks.zone_available(self._services, location.zone)
         checks.requested_destination(self._services, cmd.requested_host, cmd.requested_node)
         booted = self._image(cmd, chosen)
         checks.user_data(cmd.user_data)
@@ -125,12 +117,12 @@ class ServerCreator:
         ensure_no_volume_service(cmd.block_device_mappings)
         engine = QuotaEngine(self._services)
         checks.limits(engine, str(ctx.project_id), cmd.metadata, cmd.personality)
-        checks.zero_disk(ctx, chosen, not cmd.image_ref, self._target(placement.zone))
+        checks.zero_disk(ctx, chosen, not cmd.image_ref, self._target(location.zone))
         group = checks.server_group(self._services, viewer, cmd.scheduler_hints)
         password = cmd.admin_pass or generate_password(int(self._conf.password_length))
         reservation_id = f"r-{secrets.token_hex(4)}"
         return self._record_and_cast(
-            cmd, chosen, booted, key, group, placement, password, reservation_id, engine
+            cmd, chosen, booted, key, group, location, password, reservation_id, engine
         )
 
     def _bounded(self, cmd: CreateServers) -> CreateServers:
@@ -196,7 +188,7 @@ class ServerCreator:
         booted: Image | None,
         key: Any,
         group: Any,
-        placement: Placement,
+        location: RequestedLocation,
         password: str,
         reservation_id: str,
         engine: QuotaEngine,
@@ -206,11 +198,11 @@ class ServerCreator:
         claim = claim_instances(engine, ctx, chosen, cmd.min_count, cmd.max_count, group_uuid)
         with claim as (conn, count):
             instances = build_instances(
-                cmd, ctx, chosen, booted, key, placement.zone, reservation_id, count
+                cmd, ctx, chosen, booted, key, location.zone, reservation_id, count
             )
             # Each spec and instance is serialized once, for its row and for the cast.
             specs = [
-                request_spec(cmd, inst, chosen, booted, group, placement, count).to_primitive()
+                request_spec(cmd, inst, chosen, booted, group, location, count).to_primitive()
                 for inst in instances
             ]
             stored = build_requests.add(

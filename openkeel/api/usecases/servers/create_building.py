@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from openkeel.api.context import RequestContext
-from openkeel.api.usecases.servers.commands import CreateServers
+from openkeel.api.usecases.servers.commands import CreateServers, RequestedLocation
 from openkeel.clients.image import Image
 from openkeel.db.repositories.request_specs import RequestSpec
 from openkeel.domain.flavors import Flavor
@@ -153,7 +153,7 @@ def request_spec(
     flavor: Flavor,
     found: Image | None,
     group: ServerGroup | None,
-    placement: Any,
+    location: RequestedLocation,
     count: int,
 ) -> RequestSpec:
     """What the scheduler needs to place ``inst``."""
@@ -170,12 +170,12 @@ def request_spec(
         flavor=inst.flavor,
         image=_image_spec(found),
         num_instances=count,
-        availability_zone=placement.zone,
+        availability_zone=location.zone,
         scheduler_hints=_hints(cmd.scheduler_hints),
         instance_group=_group(group),
         requested_destination=destination,
-        force_hosts=(placement.host,) if placement.host else (),
-        force_nodes=(placement.node,) if placement.node else (),
+        force_hosts=(location.host,) if location.host else (),
+        force_nodes=(location.node,) if location.node else (),
         security_groups=tuple(inst.security_groups),
         is_bfv=not cmd.image_ref,
         requested_networks=networks,

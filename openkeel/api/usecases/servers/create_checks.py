@@ -11,6 +11,7 @@ import binascii
 from collections.abc import Mapping
 from typing import Any
 
+from openkeel.api.services import ApiServices
 from openkeel.api.usecases.availability_zones import AvailabilityZoneService
 from openkeel.api.usecases.images import image_service
 from openkeel.api.usecases.quotas import QuotaEngine
@@ -29,7 +30,7 @@ from openkeel.domain.server_groups import ServerGroup
 from openkeel.network.factory import get_network_adapter
 
 
-def flavor(services: Any, viewer: Viewer, flavor_id: str) -> Flavor:
+def flavor(services: ApiServices, viewer: Viewer, flavor_id: str) -> Flavor:
     """The flavor named by ``flavorRef``: 400 when unknown or disabled."""
     try:
         found = FlavorRepository(services.api_db).get(viewer, flavor_id)
@@ -40,7 +41,7 @@ def flavor(services: Any, viewer: Viewer, flavor_id: str) -> Flavor:
     return found
 
 
-def image(services: Any, caller: Caller, image_ref: str) -> Image:
+def image(services: ApiServices, caller: Caller, image_ref: str) -> Image:
     """The image to boot: 400 when unknown or not active."""
     image_id = image_ref.rstrip("/").rsplit("/", 1)[-1]
     try:
@@ -72,7 +73,7 @@ def image_fits(found: Image, chosen: Flavor) -> None:
         )
 
 
-def keypair(services: Any, user_id: str, name: str | None) -> KeyPair | None:
+def keypair(services: ApiServices, user_id: str, name: str | None) -> KeyPair | None:
     """The key pair named by ``key_name``: 400 when the user has none of that name."""
     if name is None:
         return None
@@ -111,7 +112,9 @@ def parse_availability_zone(
     return zone or default_zone, host or None, node or None
 
 
-def server_group(services: Any, viewer: Viewer, hints: Mapping[str, Any]) -> ServerGroup | None:
+def server_group(
+    services: ApiServices, viewer: Viewer, hints: Mapping[str, Any]
+) -> ServerGroup | None:
     """The group of the ``group`` hint: 400 when it does not exist or, for a non-admin, belongs
     to another project (Nova's project-scoped ``InstanceGroup.get_by_uuid``)."""
     raw = hints.get("group")
@@ -125,7 +128,7 @@ def server_group(services: Any, viewer: Viewer, hints: Mapping[str, Any]) -> Ser
     return found
 
 
-def security_groups(services: Any, project_id: str, names: tuple[str, ...] | None) -> None:
+def security_groups(services: ApiServices, project_id: str, names: tuple[str, ...] | None) -> None:
     """Every requested security group exists in the project (Nova's
     ``_check_requested_secgroups``: ``default`` is taken as is, others are looked up)."""
     wanted = [name for name in names or () if name != "default"]
@@ -168,7 +171,7 @@ def zero_disk(context: Any, chosen: Flavor, volume_backed: bool, target: dict[st
             raise Forbidden("Only volume-backed servers are allowed for flavors with zero disk.")
 
 
-def requested_destination(services: Any, host: str | None, node: str | None) -> None:
+def requested_destination(services: ApiServices, host: str | None, node: str | None) -> None:
     """2.74 ``host``/``hypervisor_hostname`` must name a known compute (400 otherwise)."""
     if not host and not node:
         return
@@ -191,14 +194,14 @@ def requested_destination(services: Any, host: str | None, node: str | None) -> 
     raise Invalid(f"Compute host {node} could not be found.")
 
 
-def zone_available(services: Any, zone: str) -> None:
+def zone_available(services: ApiServices, zone: str) -> None:
     """A requested zone must have an enabled service (Nova's get_only_available zones)."""
     names = {z.name for z in AvailabilityZoneService(services).summary() if z.available}
     if zone not in names:
         raise Invalid("The requested availability zone is not available")
 
 
-def zone_for_forced_host(services: Any, zone: str | None, host: str) -> str | None:
+def zone_for_forced_host(services: ApiServices, zone: str | None, host: str) -> str | None:
     """Nova's rule for ``zone:host``: keep the zone only when the host is in it (or both are
     the default zone); otherwise drop it so the host's own zone applies."""
     with reader(services.api_db).connect() as api:

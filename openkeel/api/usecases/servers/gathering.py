@@ -14,6 +14,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from openkeel.api.services import ApiServices
 from openkeel.api.usecases.servers.records import AttachedVolume, ServerRecord
 from openkeel.db.readers import Readers
 from openkeel.db.repositories import server_extras
@@ -53,7 +54,7 @@ def _now() -> datetime:
 class RecordGatherer:
     """Loads the facts around a page of instances."""
 
-    def __init__(self, services: Any) -> None:
+    def __init__(self, services: ApiServices) -> None:
         self._services = services
         self._cells: Mapping[str, sa.Engine] = services.cell_dbs or {}
         self._conf = services.conf

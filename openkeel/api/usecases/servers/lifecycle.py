@@ -10,7 +10,10 @@ import logging
 from datetime import UTC, datetime
 from typing import Any
 
+import sqlalchemy as sa
+
 from openkeel.api.context import RequestContext
+from openkeel.api.services import ApiServices
 from openkeel.api.usecases.quotas import QuotaEngine
 from openkeel.api.usecases.sending import undone_if_unsent
 from openkeel.api.usecases.servers.create import call_context, withdraw_build_requests
@@ -59,7 +62,7 @@ def _now() -> datetime:
 class ServerLifecycle:
     """Lifecycle operations on the servers of one caller."""
 
-    def __init__(self, services: Any, context: RequestContext) -> None:
+    def __init__(self, services: ApiServices, context: RequestContext) -> None:
         self._services = services
         self._context = context
         self._conf = services.conf
@@ -92,8 +95,8 @@ class ServerLifecycle:
             api_action=api_action,
         )
 
-    def _cell(self, found: FoundServer) -> Any:
-        return self._services.cell_dbs[found.cell_uuid]
+    def _cell(self, found: FoundServer) -> sa.Engine:
+        return self._services.cell_dbs[found.cell_uuid or ""]
 
     def _update(
         self,

@@ -14,6 +14,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from openkeel.api.context import RequestContext
+from openkeel.api.services import ApiServices
 from openkeel.api.usecases.servers.gathering import Located
 from openkeel.db.engine import reader
 from openkeel.db.repositories import (
@@ -128,7 +129,7 @@ def _matches_regex(inst: Instance, f: InstanceFilters) -> bool:
 class ServerLister:
     """Lists servers for one caller."""
 
-    def __init__(self, services: Any, context: RequestContext) -> None:
+    def __init__(self, services: ApiServices, context: RequestContext) -> None:
         self._services = services
         self._context = context
         self._cells: Mapping[str, sa.Engine] = services.cell_dbs or {}

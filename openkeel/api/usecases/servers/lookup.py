@@ -8,12 +8,12 @@ Called by the show, update, delete and action use cases.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import sqlalchemy as sa
 
 from openkeel.api.caches import InstanceLocation, InstanceLocations
 from openkeel.api.context import RequestContext
+from openkeel.api.services import ApiServices
 from openkeel.db.readers import Readers
 from openkeel.db.repositories import build_requests, instance_mappings, instances, request_specs
 from openkeel.db.repositories.instance_rows import VIEW_RELATIONS
@@ -31,7 +31,7 @@ class FoundServer:
 
 
 def _from_down_cell(
-    services: Any, server_id: str, location: InstanceLocation, readers: Readers
+    services: ApiServices, server_id: str, location: InstanceLocation, readers: Readers
 ) -> FoundServer:
     spec = request_specs.get(readers.conn(services.api_db), server_id)
     image_id = spec.image.get("id") if spec.image else None
@@ -48,7 +48,9 @@ def _from_down_cell(
     return FoundServer(inst, location.cell_uuid, down=True)
 
 
-def _locate(services: Any, server_id: str, readers: Readers) -> InstanceLocation | FoundServer:
+def _locate(
+    services: ApiServices, server_id: str, readers: Readers
+) -> InstanceLocation | FoundServer:
     """Where the instance lives (kept once placed), or the still unscheduled build request."""
     locations: InstanceLocations = services.caches.locations
     known = locations.get(server_id)
@@ -72,7 +74,7 @@ def _locate(services: Any, server_id: str, readers: Readers) -> InstanceLocation
 
 
 def find_server(
-    services: Any,
+    services: ApiServices,
     context: RequestContext,
     server_id: str,
     *,

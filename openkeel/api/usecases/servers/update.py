@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from openkeel.api.context import RequestContext
+from openkeel.api.services import ApiServices
 from openkeel.api.usecases.servers.lookup import FoundServer
 from openkeel.db.repositories import build_requests, instances, request_specs
 from openkeel.domain.errors import Conflict
@@ -26,7 +27,7 @@ class UpdateServer:
 
 
 def update_server(
-    services: Any, context: RequestContext, found: FoundServer, cmd: UpdateServer
+    services: ApiServices, context: RequestContext, found: FoundServer, cmd: UpdateServer
 ) -> Instance:
     """Apply ``cmd``; returns the updated instance."""
     if cmd.pinned_az is not UNSET:
@@ -40,7 +41,7 @@ def update_server(
         return instances.update(conn, found.instance.uuid, cmd.changes)
 
 
-def _repin(services: Any, found: FoundServer, requested: str | None) -> None:
+def _repin(services: ApiServices, found: FoundServer, requested: str | None) -> None:
     with services.api_db.begin() as api:
         spec = request_specs.get(api, found.instance.uuid)
         current = spec.availability_zone
