@@ -49,6 +49,7 @@ from openkeel.api.routing import Endpoint, PathRoute, RouteTable
 from openkeel.api.services import ApiServices
 from openkeel.domain.errors import ComputeError, Invalid, Unauthorized
 from openkeel.logcontext import LogContext, bound, set_current
+from openkeel.runtime.asgi import base_url, scope_headers
 
 LOG = logging.getLogger(__name__)
 
@@ -152,8 +153,8 @@ class ComputeApiApp:
 
     async def _handle(self, scope: Scope, raw_body: bytes, request_id: str) -> Outgoing:
         path: str = scope["path"]
-        headers = _headers(scope)
-        base = _base_url(scope, headers)
+        headers = scope_headers(scope)
+        base = base_url(scope, headers)
         mount, rest = _split_mount(path)
         if mount is None:
             return self._json(*versions.root_or_choices(path, base))
@@ -357,27 +358,9 @@ async def _read_body(receive: Receive) -> bytes:
             return b"".join(chunks)
 
 
-def _headers(scope: Scope) -> dict[str, str]:
-    headers: dict[str, str] = {}
-    for raw_name, raw_value in scope["headers"]:
-        name = raw_name.decode("latin-1").lower()
-        value = raw_value.decode("latin-1")
-        headers[name] = f"{headers[name]},{value}" if name in headers else value
-    return headers
-
-
 def _all(headers: dict[str, str], name: str) -> list[str]:
     value = headers.get(name)
     return [value] if value is not None else []
-
-
-def _base_url(scope: Scope, headers: dict[str, str]) -> str:
-    scheme = headers.get("x-forwarded-proto", scope.get("scheme", "http"))
-    host = headers.get("host")
-    if not host:
-        server = scope.get("server") or ("localhost", 80)
-        host = f"{server[0]}:{server[1]}"
-    return f"{scheme}://{host}{scope.get('root_path', '')}"
 
 
 def _split_mount(path: str) -> tuple[str | None, str]:

@@ -74,6 +74,11 @@ class Image:
     created_at: datetime.datetime | None = None
     updated_at: datetime.datetime | None = None
     properties: dict[str, Any] = field(default_factory=dict)
+    tags: tuple[str, ...] = ()
+    os_hidden: bool = False
+    os_hash_algo: str | None = None
+    os_hash_value: str | None = None
+    virtual_size: int | None = None
 
 
 class ImageService(Protocol):
@@ -140,6 +145,11 @@ def image_from_glance(body: Mapping[str, Any]) -> Image:
         created_at=parse_time(body.get("created_at")),
         updated_at=parse_time(body.get("updated_at")),
         properties={k: v for k, v in body.items() if k not in CORE_KEYS},
+        tags=tuple(body.get("tags") or ()),
+        os_hidden=bool(body.get("os_hidden", False)),
+        os_hash_algo=body.get("os_hash_algo"),
+        os_hash_value=body.get("os_hash_value"),
+        virtual_size=body.get("virtual_size"),
     )
 
 

@@ -32,8 +32,10 @@ from openkeel.rpc.transport import get_transport
 from openkeel.virt.loading import KUBEVIRT, compute_hosts, load_driver
 
 
-def clouds_yaml(url: str, identity: str) -> str:
-    """The ``clouds.yaml`` entry for this cloud (noauth: the token ``notused`` is admin)."""
+def clouds_yaml(url: str, identity: str, image: str | None = None) -> str:
+    """The ``clouds.yaml`` entry for this cloud (noauth: the token ``notused`` is admin); image
+    calls go to the embedded image API, not to Nova's ``/v2.1/images`` proxy."""
+    image_line = f"    image_endpoint_override: {image}\n" if image else ""
     return (
         "clouds:\n"
         "  openkeel:\n"
@@ -43,6 +45,7 @@ def clouds_yaml(url: str, identity: str) -> str:
         f"    compute_endpoint_override: {url}\n"
         "    identity_api_version: 3\n"
         f"    identity_endpoint_override: {identity}\n"
+        f"{image_line}"
         "    region_name: RegionOne\n"
     )
 
@@ -103,7 +106,13 @@ def run(
                 placement=placement.client(), **api_clients(roles.transport),
             )  # fmt: skip
             server = api_server(services, host, port)
-            (root / "clouds.yaml").write_text(clouds_yaml(f"{url}/v2.1", f"{url}/identity/v3"))
+            (root / "clouds.yaml").write_text(
+                clouds_yaml(
+                    f"{url}/v2.1",
+                    f"{url}/identity/v3",
+                    f"{url}/image" if services.images is not None else None,
+                )
+            )
         _announce(conf, root, f"{url}/v2.1", roles)
         server.run(sockets=[sock])
     return 0

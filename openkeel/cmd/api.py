@@ -5,23 +5,52 @@ from __future__ import annotations
 import contextlib
 import socket
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import uvicorn
 
-from openkeel.api.factory import build_api_app
+from openkeel.api.factory import build_api_app, build_authenticator
 from openkeel.api.http_protocol import NovaFaultHttpToolsProtocol
 from openkeel.api.identity_discovery import WithIdentityDiscovery
 from openkeel.api.services import ApiServices
+from openkeel.clients.image import Caller
 from openkeel.cmd import logs, preflight
+from openkeel.image_api.app import Identify, build_image_app
+from openkeel.image_api.services import image_api_services
+from openkeel.image_api.usecases.image_data import recover
+
+
+def image_identity(conf: Any) -> Identify:
+    """Who calls the image API: the compute API's own authentication (noauth or Keystone)
+    turned into the image service's caller; Glance's default admin rule is the admin role."""
+    authenticator = build_authenticator(conf)
+
+    def identify(headers: dict[str, str], request_id: str) -> Caller:
+        context = authenticator.authenticate(headers, request_id)
+        return Caller(context.project_id, "admin" in context.roles, context.auth_token)
+
+    return identify
+
+
+def with_image_api(app: Any, services: ApiServices) -> Any:
+    """``app`` with the embedded image API under ``/image`` (decision 0033), unless a real
+    Glance is configured; uploads cut off by the last stop are put back to queued first."""
+    glance = services.conf.glance
+    if glance.api_servers or glance.endpoint_override:
+        return app
+    image_services = image_api_services(services.api_db, Path(services.conf.state_path))
+    recover(image_services)
+    return build_image_app(app, image_services, image_identity(services.conf))
 
 
 def api_server(services: ApiServices, host: str, port: int) -> uvicorn.Server:
     """The API as a uvicorn server (uvloop + httptools), built before anything is announced.
 
-    Without Keystone, identity version discovery is served too (see identity_discovery).
+    The embedded image API is served under ``/image`` when no Glance is configured; without
+    Keystone, identity version discovery is served too (see identity_discovery).
     """
-    app: Any = build_api_app(services)
+    app: Any = with_image_api(build_api_app(services), services)
     if services.conf.api.auth_strategy == "noauth2":
         app = WithIdentityDiscovery(app)
     config = uvicorn.Config(

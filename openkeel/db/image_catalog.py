@@ -1,9 +1,9 @@
 """The embedded image catalog: a Glance stand-in on one table of the API database.
 
 Used by the all-in-one (and whenever ``[glance]`` names no endpoint) so ``imageRef`` and
-``/images`` work without Glance. Images carry metadata only, no bytes. The table lives outside
-Nova's API schema (its own MetaData, created on first use) and persists with the API database;
-see docs/decisions/0008 for why. It is the storage of an embedded service, so it lives in the
+``/images`` work without Glance; the all-in-one's image API (:mod:`openkeel.image_api`) writes the
+same tables, so an uploaded image boots. The tables (:mod:`openkeel.db.image_tables`) live outside
+Nova's API schema and persist with the API database; see docs/decisions/0008 and 0033. It is the storage of an embedded service, so it lives in the
 database layer: outbound clients (``openkeel.clients``) never read the database.
 """
 
@@ -22,31 +22,15 @@ from openkeel.clients.image import (
     Image,
     ImageBadRequest,
     ImageNotAuthorized,
-    ImageNotFound,
     glance_filters,
     parse_time,
 )
-from openkeel.db.engine import reader
-
-metadata = sa.MetaData()
-images_table = sa.Table(
-    "openkeel_images",
-    metadata,
-    sa.Column("id", sa.String(36), primary_key=True),
-    sa.Column("name", sa.String(255)),
-    sa.Column("status", sa.String(30), nullable=False),
-    sa.Column("visibility", sa.String(20), nullable=False),
-    sa.Column("owner", sa.String(255)),
-    sa.Column("min_ram", sa.Integer, nullable=False, default=0),
-    sa.Column("min_disk", sa.Integer, nullable=False, default=0),
-    sa.Column("size", sa.BigInteger),
-    sa.Column("checksum", sa.String(32)),
-    sa.Column("container_format", sa.String(32)),
-    sa.Column("disk_format", sa.String(32)),
-    sa.Column("protected", sa.Boolean, nullable=False, default=False),
-    sa.Column("created_at", sa.DateTime, nullable=False),
-    sa.Column("updated_at", sa.DateTime, nullable=False),
-    sa.Column("properties", sa.Text, nullable=False, default="{}"),
+from openkeel.db.image_repository import ImageRepository, visible
+from openkeel.db.image_tables import (
+    images_table,
+    install_tables,
+    now,
+    row_values,
 )
 
 # The image the all-in-one starts with (metadata only; a fixed id so docs and tests can use it).
@@ -65,32 +49,6 @@ DEFAULT_IMAGE = Image(
     updated_at=datetime.datetime(2024, 9, 26, 12, 0, 0),
     properties={"hw_architecture": "x86_64", "os_distro": "cirros", "os_version": "0.6.3"},
 )
-
-
-def _row_values(image: Image) -> dict[str, Any]:
-    return {
-        "id": image.id,
-        "name": image.name,
-        "status": image.status,
-        "visibility": image.visibility,
-        "owner": image.owner,
-        "min_ram": image.min_ram,
-        "min_disk": image.min_disk,
-        "size": image.size,
-        "checksum": image.checksum,
-        "container_format": image.container_format,
-        "disk_format": image.disk_format,
-        "protected": image.protected,
-        "created_at": image.created_at,
-        "updated_at": image.updated_at,
-        "properties": json.dumps(image.properties),
-    }
-
-
-def _image(row: sa.Row[Any]) -> Image:
-    values = dict(row._mapping)
-    values["properties"] = json.loads(values["properties"])
-    return Image(**values)
 
 
 def _since(text: str) -> datetime.datetime | None:
@@ -117,45 +75,26 @@ class EmbeddedImageCatalog:
 
     def __init__(self, engine: sa.Engine) -> None:
         self._engine = engine
+        self._rows = ImageRepository(engine)
 
     def install(self, seed_default: bool = True) -> None:
         """Create the table when missing; a newly created catalog gets the default image."""
-        if sa.inspect(self._engine).has_table(images_table.name):
-            return
-        metadata.create_all(self._engine, checkfirst=True)
-        if seed_default:
+        if install_tables(self._engine) and seed_default:
             self.add(DEFAULT_IMAGE)
 
     def add(self, image: Image) -> Image:
         """Register an image (the all-in-one seed, snapshots, tests)."""
-        now = datetime.datetime.now(datetime.UTC).replace(tzinfo=None, microsecond=0)
-        values = _row_values(image)
-        values["created_at"] = image.created_at or now
-        values["updated_at"] = image.updated_at or now
+        stamp = now()
+        values = row_values(image)
+        values["created_at"] = image.created_at or stamp
+        values["updated_at"] = image.updated_at or stamp
         with self._engine.begin() as conn:
             conn.execute(images_table.insert().values(**values))
-        return self._load(image.id)
-
-    def _load(self, image_id: str) -> Image:
-        with reader(self._engine).connect() as conn:
-            row = conn.execute(images_table.select().where(images_table.c.id == image_id)).first()
-        if row is None:
-            raise ImageNotFound(image_id)
-        return _image(row)
-
-    @staticmethod
-    def _visible(caller: Caller, image: Image, listing: bool) -> bool:
-        if caller.is_admin or image.visibility == "public" or image.owner == caller.project_id:
-            return True
-        # Like Glance, community images are reachable by id but not listed.
-        return image.visibility == "community" and not listing
+        return self._rows.load(image.id)
 
     def get(self, caller: Caller, image_id: str) -> Image:
-        """The image when the caller may see it."""
-        image = self._load(image_id)
-        if not self._visible(caller, image, listing=False):
-            raise ImageNotFound(image_id)
-        return image
+        """The image when the caller may see it (members see a shared image by id)."""
+        return self._rows.find_visible(caller, image_id)
 
     def list(
         self,
@@ -167,12 +106,11 @@ class EmbeddedImageCatalog:
     ) -> list[Image]:
         """Visible images matching the filters, in Glance's order, after ``marker``."""
         wanted = glance_filters(filters)
-        with reader(self._engine).connect() as conn:
-            rows = conn.execute(images_table.select()).all()
+        memberships = self._rows.memberships(caller.project_id)
         images = [
             image
-            for image in map(_image, rows)
-            if self._visible(caller, image, listing=True)
+            for image in self._rows.images()
+            if visible(caller, image, memberships.get(image.id), listing=True)
             and all(_matches(image, key, value) for key, value in wanted.items())
         ]
         for key, direction in reversed(sort):
@@ -198,8 +136,7 @@ class EmbeddedImageCatalog:
         image = self._owned(caller, image_id)
         if image.protected:
             raise ImageNotAuthorized(image_id)
-        with self._engine.begin() as conn:
-            conn.execute(images_table.delete().where(images_table.c.id == image_id))
+        self._rows.delete(image_id)
 
     def update_properties(
         self, caller: Caller, image_id: str, properties: Mapping[str, Any], purge: bool
@@ -207,11 +144,10 @@ class EmbeddedImageCatalog:
         """Set (and with ``purge`` replace) the custom properties."""
         image = self._owned(caller, image_id)
         merged = dict(properties) if purge else {**image.properties, **properties}
-        now = datetime.datetime.now(datetime.UTC).replace(tzinfo=None, microsecond=0)
         with self._engine.begin() as conn:
             conn.execute(
                 images_table.update()
                 .where(images_table.c.id == image_id)
-                .values(properties=json.dumps(merged), updated_at=now)
+                .values(properties=json.dumps(merged), updated_at=now())
             )
-        return self._load(image_id)
+        return self._rows.load(image_id)

@@ -1,0 +1,189 @@
+"""The image API as an ASGI wrapper: ``/image...`` is answered here, the rest by ``fallback``.
+
+Built by :func:`build_image_app` from the composition roots (``openkeel.cmd.api``), which pass
+the compute API app as ``fallback`` and an ``identify`` function: the caller of a request from
+its headers, by the same authentication the compute API uses (noauth today, a Keystone token
+later), so this role never imports the compute API. The request path: prefix -> route (404 /
+405) -> identify (401, skipped for version discovery) -> body (read whole, or streamed to the
+handler for uploads) -> handler on a worker thread -> reply (JSON, or a byte stream for
+downloads). Errors are rendered by class in :mod:`openkeel.image_api.faults`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import importlib
+import logging
+import pkgutil
+import uuid
+from collections.abc import Awaitable, Callable, Iterator, MutableMapping
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+from urllib.parse import parse_qsl
+
+import orjson
+
+from openkeel.clients.image import Caller
+from openkeel.image_api import resources
+from openkeel.image_api.faults import BadRequest, ImageApiFault, fault_for, render
+from openkeel.image_api.request import Endpoint, ImageRequest, Reply, RouteTable
+from openkeel.logcontext import LogContext, bound, set_current
+from openkeel.runtime.asgi import base_url, scope_headers
+
+LOG = logging.getLogger(__name__)
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+# (lower-cased headers, request id) -> the caller; raises domain Unauthorized. May block.
+Identify = Callable[[dict[str, str], str], Caller]
+
+PREFIX = "/image"
+T = TypeVar("T")
+
+
+class ClientGone(Exception):
+    """The client closed the connection before the whole body arrived."""
+
+
+def build_routes() -> RouteTable:
+    """Every resource's routes, discovered from ``openkeel.image_api.resources``."""
+    table = RouteTable()
+    for info in sorted(pkgutil.iter_modules(resources.__path__), key=lambda m: m.name):
+        if info.ispkg:
+            importlib.import_module(f"{resources.__name__}.{info.name}.routes").register(table)
+    return table
+
+
+class ImageApiApp:
+    """Serves ``PREFIX`` and hands every other request to ``fallback``."""
+
+    def __init__(
+        self, fallback: ASGIApp, services: Any, identify: Identify, workers: int = 8
+    ) -> None:
+        self.fallback = fallback
+        self.services = services
+        self.identify = identify
+        self.routes = build_routes()
+        self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="image-api")
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path: str = scope.get("path", "")
+        if scope["type"] != "http" or not (path == PREFIX or path.startswith(PREFIX + "/")):
+            await self.fallback(scope, receive, send)
+            return
+        request_id = f"req-{uuid.uuid4()}"
+        headers = scope_headers(scope)
+        with bound(LogContext(request_id)):
+            try:
+                reply = await self._handle(scope, receive, headers, request_id)
+            except Exception as exc:  # every error is answered in Glance's format
+                fault = fault_for(exc)
+                if not isinstance(exc, ImageApiFault) and fault.status >= 500:
+                    LOG.exception("%s %s failed", scope.get("method"), path)
+                ctype, body = render(fault, headers.get("accept", ""))
+                extra = [(k.lower().encode(), v.encode()) for k, v in fault.headers]
+                await _start(send, fault.status, ctype, request_id, len(body), extra)
+                await send({"type": "http.response.body", "body": body})
+                return
+        await self._send(send, scope, reply, request_id)
+
+    async def _handle(
+        self, scope: Scope, receive: Receive, headers: dict[str, str], request_id: str
+    ) -> Reply:
+        method: str = scope["method"]
+        ep, params = self.routes.match(method, scope["path"][len(PREFIX) :] or "/")
+        caller = Caller(None)
+        if not ep.anonymous:
+            caller = await self._in_worker(self.identify, headers, request_id)
+            set_current(LogContext(request_id, None, caller.project_id))
+        req = ImageRequest(
+            method=method,
+            params=params,
+            query=parse_qsl(scope.get("query_string", b"").decode("latin-1"), True),
+            headers=headers,
+            caller=caller,
+            services=self.services,
+            base=base_url(scope, headers) + PREFIX,
+        )
+        if ep.streams_body:
+            req.chunks = _chunks(receive, asyncio.get_running_loop())
+        else:
+            req.body = await _read_body(receive)
+        return await self._in_worker(_call, ep, req)
+
+    async def _in_worker(self, func: Callable[..., T], *args: Any) -> T:
+        run = contextvars.copy_context().run
+        return await asyncio.get_running_loop().run_in_executor(self._executor, run, func, *args)
+
+    async def _send(self, send: Send, scope: Scope, reply: Reply, request_id: str) -> None:
+        extra = [(k.lower().encode(), v.encode()) for k, v in reply.headers]
+        if reply.stream is None:
+            body = b"" if reply.body is None else orjson.dumps(reply.body)
+            await _start(send, reply.status, b"application/json", request_id, len(body), extra)
+            await send({"type": "http.response.body", "body": b"" if reply.status == 204 else body})
+            return
+        await _start(send, reply.status, b"application/octet-stream", request_id, None, extra)
+        chunks = iter(reply.stream)
+        while True:
+            chunk = await self._in_worker(next, chunks, None)
+            if chunk is None or scope["method"] == "HEAD":
+                break
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        await send({"type": "http.response.body", "body": b""})
+
+
+def build_image_app(fallback: ASGIApp, services: Any, identify: Identify) -> ImageApiApp:
+    """The image API in front of ``fallback`` (the compute API)."""
+    return ImageApiApp(fallback, services, identify)
+
+
+def _call(ep: Endpoint, req: ImageRequest) -> Reply:
+    return ep.handler(req)
+
+
+def _chunks(receive: Receive, loop: asyncio.AbstractEventLoop) -> Iterator[bytes]:
+    """The request body as it arrives, for a handler on a worker thread (ClientGone when the
+    client disconnects first)."""
+
+    async def next_message() -> Message:
+        return await receive()
+
+    while True:
+        message = asyncio.run_coroutine_threadsafe(next_message(), loop).result()
+        if message["type"] == "http.disconnect":
+            raise ClientGone("The client closed the connection during the upload.")
+        yield message.get("body", b"")
+        if not message.get("more_body"):
+            return
+
+
+async def _start(
+    send: Send,
+    status: int,
+    content_type: bytes,
+    request_id: str,
+    length: int | None,
+    extra: list[tuple[bytes, bytes]],
+) -> None:
+    headers = [(b"content-type", content_type), (b"x-openstack-request-id", request_id.encode())]
+    if length is not None:
+        headers.append((b"content-length", str(length).encode()))
+    await send({"type": "http.response.start", "status": status, "headers": headers + extra})
+
+
+async def _read_body(receive: Receive, limit: int = 1024 * 1024) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise BadRequest("The request body is too large.")
+        chunks.append(chunk)
+        if not message.get("more_body"):
+            return b"".join(chunks)

@@ -1,0 +1,102 @@
+"""The image API's errors and how they are answered: Glance's error bodies, by class, here only.
+
+Use cases raise these (or the storage layer's image errors, translated by :func:`fault_for`);
+the app (:mod:`openkeel.image_api.app`) renders them. Glance answers errors through webob: a JSON
+``{"message", "code": "404 Not Found", "title"}`` when the client accepts JSON, else plain text.
+"""
+
+from __future__ import annotations
+
+import orjson
+
+from openkeel.clients.image import ImageBadRequest, ImageNotAuthorized, ImageNotFound
+from openkeel.db.image_repository import ImageMemberExists, ImageMemberNotFound
+from openkeel.domain.errors import Unauthorized
+
+
+class ImageApiFault(Exception):
+    """An answer other than success; subclasses fix the status."""
+
+    status = 500
+    title = "Internal Server Error"
+
+    def __init__(self, message: str, headers: tuple[tuple[str, str], ...] = ()) -> None:
+        super().__init__(message)
+        self.message = message
+        self.headers = headers
+
+
+class BadRequest(ImageApiFault):
+    """400: the request is malformed or breaks the schema."""
+
+    status, title = 400, "Bad Request"
+
+
+class NotAuthenticated(ImageApiFault):
+    """401: no valid credentials."""
+
+    status, title = 401, "Unauthorized"
+
+
+class Forbidden(ImageApiFault):
+    """403: the caller may not do this, or the attribute is read-only or reserved."""
+
+    status, title = 403, "Forbidden"
+
+
+class NotFound(ImageApiFault):
+    """404: no such image (or not visible), member, tag or path."""
+
+    status, title = 404, "Not Found"
+
+
+class MethodNotAllowed(ImageApiFault):
+    """405: the path exists, the method does not."""
+
+    status, title = 405, "Method Not Allowed"
+
+
+class Conflict(ImageApiFault):
+    """409: the image's state does not allow it."""
+
+    status, title = 409, "Conflict"
+
+
+class Gone(ImageApiFault):
+    """410: the image was deleted while its data was being uploaded."""
+
+    status, title = 410, "Gone"
+
+
+class UnsupportedMediaType(ImageApiFault):
+    """415: the body's content type is not the one this call takes."""
+
+    status, title = 415, "Unsupported Media Type"
+
+
+def fault_for(exc: Exception) -> ImageApiFault:
+    """The answer to ``exc``: itself, a translated storage or auth error, or a 500."""
+    if isinstance(exc, ImageApiFault):
+        return exc
+    if isinstance(exc, ImageNotFound):
+        return NotFound(f"No image found with ID {exc.image_id}")
+    if isinstance(exc, ImageMemberNotFound):
+        return NotFound(f"{exc.member_id} is not a member of image {exc.image_id}")
+    if isinstance(exc, ImageMemberExists):
+        return Conflict(f"Member {exc.member_id} already exists for image {exc.image_id}")
+    if isinstance(exc, ImageNotAuthorized):
+        return Forbidden(str(exc))
+    if isinstance(exc, ImageBadRequest):
+        return BadRequest(str(exc))
+    if isinstance(exc, Unauthorized):
+        return NotAuthenticated(exc.message)
+    return ImageApiFault("The server has either erred or is incapable of performing the request.")
+
+
+def render(fault: ImageApiFault, accept: str) -> tuple[bytes, bytes]:
+    """(content type, body) of a fault, JSON when the client takes it, else plain text."""
+    code = f"{fault.status} {fault.title}"
+    if "json" in accept or not accept or accept.strip() == "*/*":
+        body = {"message": fault.message, "code": code, "title": fault.title}
+        return b"application/json", orjson.dumps(body)
+    return b"text/plain; charset=UTF-8", f"{code}\n\n{fault.message}\n\n".encode()

@@ -1,0 +1,1 @@
+"""/v2/images/{image_id}/members: who a shared image is shared with."""

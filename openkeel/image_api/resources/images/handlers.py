@@ -1,0 +1,53 @@
+"""Handlers of /v2/images: parse, call the use case, shape the answer."""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+from openkeel.image_api.faults import UnsupportedMediaType
+from openkeel.image_api.request import ImageRequest, Reply
+from openkeel.image_api.resources.images.views import image_view
+from openkeel.image_api.usecases import images, listing
+
+PATCH_TYPE = "application/openstack-images-v2.1-json-patch"
+
+
+def list_images(req: ImageRequest) -> Reply:
+    """GET /v2/images."""
+    page = listing.list_images(req.services, req.caller, req.query)
+    body = {
+        "images": [image_view(image) for image in page.images],
+        "first": "/v2/images",
+        "schema": "/v2/schemas/images",
+    }
+    if page.next_query is not None:
+        body["next"] = f"/v2/images?{urlencode(page.next_query)}"
+    return Reply(body)
+
+
+def create_image(req: ImageRequest) -> Reply:
+    """POST /v2/images: 201 and the queued image."""
+    image = images.create(req.services, req.caller, req.json())
+    return Reply(image_view(image), 201, [("Location", f"{req.base}/v2/images/{image.id}")])
+
+
+def show_image(req: ImageRequest) -> Reply:
+    """GET /v2/images/{image_id}."""
+    return Reply(image_view(images.find(req.services, req.caller, req.params["image_id"])))
+
+
+def update_image(req: ImageRequest) -> Reply:
+    """PATCH /v2/images/{image_id} with a v2.1 JSON patch."""
+    if req.content_type() != PATCH_TYPE:
+        raise UnsupportedMediaType(
+            f"Unsupported Content-Type; PATCH takes {PATCH_TYPE}.",
+            (("Accept-Patch", PATCH_TYPE),),
+        )
+    image = images.update(req.services, req.caller, req.params["image_id"], req.json())
+    return Reply(image_view(image))
+
+
+def delete_image(req: ImageRequest) -> Reply:
+    """DELETE /v2/images/{image_id}: 204."""
+    images.delete(req.services, req.caller, req.params["image_id"])
+    return Reply(status=204)

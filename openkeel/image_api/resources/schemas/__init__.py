@@ -1,0 +1,1 @@
+"""/v2/schemas/*: the JSON schemas of images and members."""

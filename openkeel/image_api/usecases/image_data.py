@@ -1,0 +1,80 @@
+"""Image data: upload (``PUT /v2/images/{id}/file``) and download (``GET .../file``).
+
+Called by the ``image_data`` resource. The contract of :func:`upload`: an image is marked
+``active`` only after its whole data sits under its final name; until then it is ``saving``; an
+upload that fails or is cut off leaves no file in place and puts the image back to ``queued`` so
+it can be uploaded again. Every status change is a compare-and-swap, so two uploads cannot both
+win, and an image deleted mid-upload stays deleted (410, its data removed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+from openkeel.clients.image import Caller, Image
+from openkeel.image_api.faults import BadRequest, Conflict, Forbidden, Gone
+from openkeel.image_api.services import ImageApiServices
+from openkeel.image_api.usecases.images import find, owned
+
+
+def upload(
+    services: ImageApiServices, caller: Caller, image_id: str, chunks: Iterable[bytes]
+) -> Image:
+    """Store the data of a queued image and make it active."""
+    image = owned(services, caller, image_id, "upload data to")
+    if not (image.disk_format and image.container_format):
+        raise BadRequest(
+            "Properties disk_format, container_format must be set prior to saving data."
+        )
+    repo = services.repository
+    if image.status != "queued" or repo.update(image_id, {"status": "saving"}, "queued") is None:
+        raise Conflict(
+            f"Image {image_id} is {image.status}: data can only be uploaded to a queued image."
+        )
+    try:
+        temporary, stored = services.files.write(image_id, chunks)
+    except BaseException:
+        repo.update(image_id, {"status": "queued"}, "saving")
+        raise
+    services.files.commit(temporary, image_id)
+    active = repo.update(
+        image_id,
+        {
+            "status": "active",
+            "size": stored.size,
+            "virtual_size": stored.size if image.disk_format == "raw" else None,
+            "checksum": stored.checksum,
+            "os_hash_algo": stored.os_hash_algo,
+            "os_hash_value": stored.os_hash_value,
+        },
+        "saving",
+    )
+    if active is None:
+        services.files.delete(image_id)
+        raise Gone(
+            f"Image {image_id} could not be found after upload: it was deleted during the upload."
+        )
+    return active
+
+
+def download(
+    services: ImageApiServices, caller: Caller, image_id: str
+) -> tuple[Image, Iterator[bytes] | None]:
+    """The image and its data (None: it has none yet, Glance's 204)."""
+    image = find(services, caller, image_id)
+    if image.status == "deactivated" and not caller.is_admin:
+        raise Forbidden(
+            "The requested image has been deactivated. Image data download is forbidden."
+        )
+    if image.status != "active" or not services.files.has_data(image_id):
+        return image, None
+    return image, services.files.read(image_id)
+
+
+def recover(services: ImageApiServices) -> None:
+    """At start-up: uploads cut off by a stop leave their images queued, not saving forever."""
+    services.repository.install()
+    services.files.sweep()
+    for image in services.repository.images():
+        if image.status == "saving":
+            services.repository.update(image.id, {"status": "queued"}, "saving")
