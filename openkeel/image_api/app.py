@@ -72,6 +72,12 @@ class ImageApiApp:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path: str = scope.get("path", "")
+        if scope["type"] == "lifespan":
+            try:
+                await self.fallback(scope, receive, send)
+            finally:  # the fallback answers shutdown; this app's workers end with it
+                self._executor.shutdown(wait=False)
+            return
         if scope["type"] != "http" or not (path == PREFIX or path.startswith(PREFIX + "/")):
             await self.fallback(scope, receive, send)
             return
