@@ -28,6 +28,7 @@ from openkeel.cmd.roles import (
 )
 from openkeel.db.cells import CELL0_UUID
 from openkeel.db.image_catalog import EmbeddedImageCatalog
+from openkeel.image_api.services import image_files
 from openkeel.rpc.transport import get_transport
 from openkeel.virt.loading import KUBEVIRT, compute_hosts, load_driver
 
@@ -102,7 +103,7 @@ def run(
             stack.callback(placement.stop)
             stack.callback(roles.stop)
             services = ApiServices(
-                conf=conf, api_db=api_db, cell_dbs=cell_dbs, images=_images(conf, api_db),
+                conf=conf, api_db=api_db, cell_dbs=cell_dbs, images=_images(conf, api_db, root),
                 placement=placement.client(), **api_clients(roles.transport),
             )  # fmt: skip
             server = api_server(services, host, port)
@@ -128,11 +129,12 @@ def _overrides(root: Path, kubeconfig: str | None) -> dict[str, object]:
     }
 
 
-def _images(conf: cfg.ConfigOpts, api_db: sa.Engine) -> EmbeddedImageCatalog | None:
-    """The embedded image catalog, unless Glance is configured."""
+def _images(conf: cfg.ConfigOpts, api_db: sa.Engine, root: Path) -> EmbeddedImageCatalog | None:
+    """The embedded image catalog (data files where the image API keeps them), unless Glance
+    is configured."""
     if conf.glance.api_servers or conf.glance.endpoint_override:
         return None
-    return EmbeddedImageCatalog(api_db)
+    return EmbeddedImageCatalog(api_db, image_files(root))
 
 
 def _announce(conf: cfg.ConfigOpts, root: Path, url: str, roles: RoleSet) -> None:

@@ -25,6 +25,7 @@ from openkeel.clients.image import (
     glance_filters,
     parse_time,
 )
+from openkeel.db.image_files import ImageFiles
 from openkeel.db.image_repository import ImageRepository, visible
 from openkeel.db.image_tables import (
     images_table,
@@ -73,9 +74,11 @@ def _matches(image: Image, key: str, value: str) -> bool:
 class EmbeddedImageCatalog:
     """An :class:`~openkeel.clients.image.ImageService` over ``openkeel_images``."""
 
-    def __init__(self, engine: sa.Engine) -> None:
+    def __init__(self, engine: sa.Engine, files: ImageFiles | None = None) -> None:
         self._engine = engine
         self._rows = ImageRepository(engine)
+        # The image API's data files: a delete through Nova's proxy removes the data too.
+        self._files = files
 
     def install(self, seed_default: bool = True) -> None:
         """Create the table when missing; a newly created catalog gets the default image."""
@@ -137,6 +140,8 @@ class EmbeddedImageCatalog:
         if image.protected:
             raise ImageNotAuthorized(image_id)
         self._rows.delete(image_id)
+        if self._files is not None:
+            self._files.delete(image_id)
 
     def update_properties(
         self, caller: Caller, image_id: str, properties: Mapping[str, Any], purge: bool

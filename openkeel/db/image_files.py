@@ -4,7 +4,7 @@ Called by the image API's upload, download and delete use cases. A write goes to
 beside its final name and is renamed into place only once every byte is on disk (size and hashes
 computed on the way), so a reader never sees a half-written image; an interrupted write leaves
 only a temporary file, removed by :meth:`ImageFiles.discard` or at the next start
-(:meth:`ImageFiles.sweep`).
+(:meth:`ImageFiles.sweep`, which also drops the data of images deleted meanwhile).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import contextlib
 import hashlib
 import os
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Set
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -93,8 +93,11 @@ class ImageFiles:
         with contextlib.suppress(FileNotFoundError):
             self.path(image_id).unlink()
 
-    def sweep(self) -> None:
-        """Remove temporary files left by a process that stopped mid-upload."""
-        if self.root.is_dir():
-            for leftover in self.root.glob(".*.part"):
-                self.discard(leftover)
+    def sweep(self, keep: Set[str]) -> None:
+        """Remove temporary files left by a process that stopped mid-upload, and the data of
+        images that no longer exist (ids not in ``keep``)."""
+        if not self.root.is_dir():
+            return
+        for path in self.root.iterdir():
+            if path.name.endswith(".part") or path.name not in keep:
+                self.discard(path)

@@ -19,6 +19,11 @@ class ImageApiServices:
     files: ImageFiles
 
 
+def image_files(data_root: Path) -> ImageFiles:
+    """Where image data lives: ``<state_path>/images``."""
+    return ImageFiles(data_root / "images")
+
+
 def image_api_services(api_db: sa.Engine, data_root: Path) -> ImageApiServices:
-    """The services over ``api_db`` with image files in ``data_root``/images."""
-    return ImageApiServices(ImageRepository(api_db), ImageFiles(data_root / "images"))
+    """The services over ``api_db`` with image files under ``data_root``."""
+    return ImageApiServices(ImageRepository(api_db), image_files(data_root))

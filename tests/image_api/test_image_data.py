@@ -159,6 +159,14 @@ def test_restart_puts_saving_images_back_to_queued(glance: ApiClient, cloud: Ima
     services.repository.update(image_id, {"status": "saving"}, "queued")
     cloud.images_dir.mkdir(exist_ok=True)
     (cloud.images_dir / f".{image_id}.x.part").write_bytes(b"half")
+    (cloud.images_dir / "0a1b2c3d-0000-4000-8000-000000000000").write_bytes(b"orphan")
     image_data.recover(services)
     assert services.repository.load(image_id).status == "queued"
+    assert list(cloud.images_dir.iterdir()) == []
+
+
+def test_delete_through_nova_proxy_removes_the_data(glance: ApiClient, cloud: ImageCloud) -> None:
+    image_id = queued(glance)
+    upload(glance, image_id)
+    assert glance.delete(f"/v2.1/images/{image_id}").status_code == 204
     assert list(cloud.images_dir.iterdir()) == []

@@ -72,3 +72,7 @@ def test_unknown_paths_and_methods(glance: ApiClient) -> None:
 
 def test_compute_api_still_answers_next_to_the_image_api(glance: ApiClient) -> None:
     assert glance.get("/v2.1/flavors").status_code == 200
+
+
+def test_bad_credentials_are_401_in_glance_format(glance: ApiClient) -> None:
+    error(glance.get(f"{V2}/images", token=":nobody"), 401)

@@ -72,9 +72,11 @@ def download(
 
 
 def recover(services: ImageApiServices) -> None:
-    """At start-up: uploads cut off by a stop leave their images queued, not saving forever."""
+    """At start-up: uploads cut off by a stop leave their images queued, not saving forever,
+    and no data file outlives its image."""
     services.repository.install()
-    services.files.sweep()
-    for image in services.repository.images():
+    images = services.repository.images()
+    services.files.sweep({image.id for image in images})
+    for image in images:
         if image.status == "saving":
             services.repository.update(image.id, {"status": "queued"}, "saving")
