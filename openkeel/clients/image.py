@@ -1,8 +1,10 @@
 """The image service adapter: a typed interface and its Glance v2 REST implementation.
 
-The compute API's ``/images`` proxy and (later) the build path call an :class:`ImageService`;
-the composition roots pick :class:`GlanceClient` when ``[glance]`` names an endpoint, else
-the embedded catalog (:mod:`openkeel.db.image_catalog`). Errors are this module's own
+:class:`GlanceClient` talks to Glance over a keystoneauth1 session with the caller's token,
+at the configured endpoints or the one the caller's service catalog names.
+
+The compute API's ``/images`` proxy and the build path call an :class:`ImageService`: the
+:class:`GlanceClient` when ``[glance]`` locates Glance (decision 0033), else the embedded catalog (:mod:`openkeel.db.image_catalog`). Errors are this module's own
 classes; callers translate them to Nova's API faults.
 """
 
@@ -10,12 +12,15 @@ from __future__ import annotations
 
 import datetime
 import json
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+from keystoneauth1 import exceptions as ksa_exceptions
+from keystoneauth1 import plugin as ksa_plugin
+from keystoneauth1 import session as ksa_session
+from keystoneauth1.access import service_catalog
 
 
 class ImageError(Exception):
@@ -53,6 +58,8 @@ class Caller:
     project_id: str | None
     is_admin: bool = False
     auth_token: str | None = None
+    # The token's v2-shaped service catalog (Keystone mode): where Glance is, when not fixed.
+    service_catalog: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -167,37 +174,106 @@ def glance_filters(filters: Mapping[str, str]) -> dict[str, str]:
     return out
 
 
-# (method, url, headers, body) -> (status, body bytes)
+# (method, url, headers, body) -> (status, body bytes); raises OSError when unreachable.
 Transport = Callable[[str, str, dict[str, str], bytes | None], tuple[int, bytes]]
 
 
-def urllib_transport(timeout: float | None) -> Transport:
-    """The default transport (stdlib); raises OSError when the server is unreachable."""
+def session_transport(session: Any) -> Transport:
+    """The default transport: a keystoneauth1 ``Session`` (its TLS settings, timeout, user
+    agent and request logging), with the caller's token already in the headers."""
 
     def send(
         method: str, url: str, headers: dict[str, str], body: bytes | None
     ) -> tuple[int, bytes]:
-        request = urllib.request.Request(url, data=body, headers=headers, method=method)
         try:
-            with urllib.request.urlopen(request, timeout=timeout) as resp:
-                return int(resp.status), bytes(resp.read())
-        except urllib.error.HTTPError as err:
-            return int(err.code), bytes(err.read() or b"")
+            resp = session.request(
+                url,
+                method,
+                headers=headers,
+                data=body,
+                authenticated=False,
+                raise_exc=False,
+                connect_retries=0,
+            )
+        except ksa_exceptions.ConnectionError as exc:
+            raise ConnectionError(str(exc)) from exc
+        return int(resp.status_code), bytes(resp.content or b"")
 
     return send
 
 
+class CallerAuth(ksa_plugin.BaseAuthPlugin):
+    """The caller's own token and service catalog, as Nova's context auth plugin: Glance acts
+    for the user who asked, and its endpoint is the one the user's token lists."""
+
+    def __init__(self, caller: Caller) -> None:
+        super().__init__()
+        self._caller = caller
+
+    def get_token(self, session: Any, **kwargs: Any) -> str | None:
+        """The caller's token."""
+        return self._caller.auth_token
+
+    def get_endpoint(
+        self,
+        session: Any,
+        service_type: str | None = None,
+        interface: Any = None,
+        region_name: str | None = None,
+        **kwargs: Any,
+    ) -> str | None:
+        """The endpoint of ``service_type`` in the caller's (v2-shaped) catalog, or None."""
+        catalog = service_catalog.ServiceCatalogV2(list(self._caller.service_catalog))
+        try:
+            url: str | None = catalog.url_for(
+                service_type=service_type, interface=interface, region_name=region_name
+            )
+        except ksa_exceptions.EndpointNotFound:
+            return None
+        return url
+
+
+@dataclass(frozen=True)
+class CatalogLookup:
+    """Where to find Glance in the caller's service catalog (``[glance]`` options)."""
+
+    interfaces: tuple[str, ...] = ("internal", "public")
+    region_name: str | None = None
+
+
 class GlanceClient:
-    """Glance v2 over REST with the caller's token; retries unreachable/503 endpoints."""
+    """Glance v2 over a keystoneauth1 session with the caller's token; retries unreachable
+    and 503 endpoints. Endpoints are fixed (``[glance] endpoint_override``/``api_servers``) or,
+    without them, the image endpoint of the caller's service catalog."""
 
     def __init__(
-        self, endpoints: Sequence[str], num_retries: int = 3, transport: Transport | None = None
+        self,
+        endpoints: Sequence[str] = (),
+        num_retries: int = 3,
+        transport: Transport | None = None,
+        *,
+        session: Any = None,
+        lookup: CatalogLookup | None = None,
     ) -> None:
-        if not endpoints:
-            raise ValueError("GlanceClient needs at least one endpoint")
         self._endpoints = [e.rstrip("/") for e in endpoints]
+        self._lookup = lookup or CatalogLookup()
         self._retries = num_retries
-        self._send = transport or urllib_transport(None)
+        self._session = session if session is not None else ksa_session.Session()
+        self._send = transport or session_transport(self._session)
+
+    def _endpoints_for(self, caller: Caller) -> list[str]:
+        if self._endpoints:
+            return self._endpoints
+        url = self._session.get_endpoint(
+            auth=CallerAuth(caller),
+            service_type="image",
+            interface=list(self._lookup.interfaces),
+            region_name=self._lookup.region_name,
+        )
+        if not url:
+            raise ImageServiceUnavailable("No image endpoint in the service catalog")
+        # Catalogs list Glance with or without its version; requests name /v2 themselves.
+        return [url.rstrip("/").removesuffix("/v2")]
 
     def _call(
         self, caller: Caller, method: str, path: str, body: Any = None, patch: bool = False
@@ -211,8 +287,9 @@ class GlanceClient:
                 "application/openstack-images-v2.1-json-patch" if patch else "application/json"
             )
             data = json.dumps(body).encode()
+        endpoints = self._endpoints_for(caller)
         for attempt in range(self._retries + 1):
-            endpoint = self._endpoints[attempt % len(self._endpoints)]
+            endpoint = endpoints[attempt % len(endpoints)]
             try:
                 status, raw = self._send(method, f"{endpoint}{path}", headers, data)
             except OSError:

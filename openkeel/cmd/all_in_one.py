@@ -15,6 +15,8 @@ import sqlalchemy as sa
 from oslo_config import cfg
 
 from openkeel.api.services import ApiServices
+from openkeel.api.usecases.images import glance_client
+from openkeel.clients.image import ImageService
 from openkeel.clients.placement_embedded import EmbeddedPlacement
 from openkeel.cmd import logs, preflight
 from openkeel.cmd.api import api_server
@@ -26,6 +28,7 @@ from openkeel.cmd.roles import (
     start_conductor,
     start_scheduler,
 )
+from openkeel.conf.glance import locates_glance
 from openkeel.db.cells import CELL0_UUID
 from openkeel.db.image_catalog import EmbeddedImageCatalog
 from openkeel.image_api.services import image_files
@@ -111,7 +114,7 @@ def run(
                 clouds_yaml(
                     f"{url}/v2.1",
                     f"{url}/identity/v3",
-                    f"{url}/image" if services.images is not None else None,
+                    None if locates_glance(conf.glance) else f"{url}/image",
                 )
             )
         _announce(conf, root, f"{url}/v2.1", roles)
@@ -129,11 +132,11 @@ def _overrides(root: Path, kubeconfig: str | None) -> dict[str, object]:
     }
 
 
-def _images(conf: cfg.ConfigOpts, api_db: sa.Engine, root: Path) -> EmbeddedImageCatalog | None:
-    """The embedded image catalog (data files where the image API keeps them), unless Glance
-    is configured."""
-    if conf.glance.api_servers or conf.glance.endpoint_override:
-        return None
+def _images(conf: cfg.ConfigOpts, api_db: sa.Engine, root: Path) -> ImageService | None:
+    """Glance when ``[glance]`` locates it, else the embedded image catalog (data files where
+    the image API keeps them)."""
+    if locates_glance(conf.glance):
+        return glance_client(conf.glance)
     return EmbeddedImageCatalog(api_db, image_files(root))
 
 

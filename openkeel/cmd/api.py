@@ -16,6 +16,7 @@ from openkeel.api.identity_discovery import WithIdentityDiscovery
 from openkeel.api.services import ApiServices
 from openkeel.clients.image import Caller
 from openkeel.cmd import logs, preflight
+from openkeel.conf.glance import locates_glance
 from openkeel.image_api.app import Identify, build_image_app
 from openkeel.image_api.services import image_api_services
 from openkeel.image_api.usecases.image_data import recover
@@ -37,7 +38,7 @@ def with_image_api(app: Any, services: ApiServices) -> Any:
     """``app`` with the embedded image API under ``/image`` (decision 0033), unless a real
     Glance is configured; uploads cut off by the last stop are put back to queued first."""
     glance = services.conf.glance
-    if glance.api_servers or glance.endpoint_override:
+    if locates_glance(glance):
         return app
     image_services = image_api_services(services.api_db, Path(services.conf.state_path))
     recover(image_services)
@@ -83,6 +84,7 @@ def run(config_files: Sequence[str]) -> int:
     The configuration, the databases and the listening port are checked first; a failure is a
     ``preflight.StartupError`` (one line, exit 1).
     """
+    from openkeel.api.usecases.images import glance_client
     from openkeel.cmd.roles import api_clients
     from openkeel.cmd.standalone import cell_engines, placement_client
     from openkeel.rpc.transport import get_transport
@@ -103,7 +105,7 @@ def run(config_files: Sequence[str]) -> int:
             placement = placement_client(conf) if conf.placement.endpoint_override else None
             services = ApiServices(
                 conf=conf, api_db=api_db, cell_dbs=cell_dbs, placement=placement,
-                **api_clients(transport),
+                images=glance_client(conf.glance), **api_clients(transport),
             )  # fmt: skip
             server = api_server(services, host, port)
         server.run(sockets=[sock])

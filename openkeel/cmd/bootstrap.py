@@ -8,6 +8,7 @@ import contextlib
 import sqlalchemy as sa
 from oslo_config import cfg
 
+from openkeel.conf.glance import locates_glance
 from openkeel.db import migrate
 from openkeel.db.engine import make_engine
 from openkeel.db.image_catalog import EmbeddedImageCatalog
@@ -29,7 +30,7 @@ def bootstrap_embedded(conf: cfg.ConfigOpts) -> tuple[sa.Engine, dict[str, sa.En
     migrate.upgrade(api_db, "api")
     cell_dbs = _setup_cells(conf, api_db)
     seed_standard_flavors(api_db)
-    if not (conf.glance.endpoint_override or conf.glance.api_servers):
+    if not locates_glance(conf.glance):
         # No Glance: the embedded image catalog, with a default image on first start.
         EmbeddedImageCatalog(api_db).install(seed_default=True)
     return api_db, cell_dbs

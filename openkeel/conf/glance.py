@@ -1,9 +1,12 @@
 """``[glance]`` options (Nova's names): where the image service is and how to retry it.
 
-Read by the composition roots to choose between the Glance v2 client and the embedded catalog.
+Read by the composition roots (:func:`locates_glance`) to choose between the Glance v2 client and
+the embedded image service.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from oslo_config import cfg
 
@@ -19,9 +22,20 @@ OPTS = [
     cfg.BoolOpt("debug", default=False, help="Log Glance requests and responses."),
     cfg.BoolOpt("verify_glance_signatures", default=False, help="Verify image signatures."),
     cfg.BoolOpt("enable_rbd_download", default=False, help="Download RBD images directly."),
-    cfg.StrOpt("region_name", help="Region of the image endpoint in the catalog."),
+    cfg.StrOpt(
+        "region_name",
+        help="Region of the image endpoint in the caller's service catalog; set without "
+        "endpoints, Glance is found there.",
+    ),
     cfg.StrOpt("valid_interfaces", default="internal,public", help="Catalog interfaces to try."),
 ]
+
+
+def locates_glance(group: Any) -> bool:
+    """True when ``[glance]`` says where a real Glance is: fixed endpoints, or a
+    ``region_name`` to look it up in the caller's service catalog. Otherwise the embedded
+    image service is used (decision 0033)."""
+    return bool(group.endpoint_override or group.api_servers or group.region_name)
 
 
 def register(conf: cfg.ConfigOpts) -> None:

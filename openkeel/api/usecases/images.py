@@ -13,12 +13,14 @@ from contextlib import contextmanager
 from typing import Any
 
 import sqlalchemy as sa
+from keystoneauth1 import session as ksa_session
 
 from openkeel.api.context import RequestContext
 from openkeel.api.services import ApiServices
 from openkeel.api.usecases.quotas import effective_limit
 from openkeel.clients.image import (
     Caller,
+    CatalogLookup,
     GlanceClient,
     Image,
     ImageBadRequest,
@@ -27,6 +29,7 @@ from openkeel.clients.image import (
     ImageService,
     ImageServiceUnavailable,
 )
+from openkeel.conf.glance import locates_glance
 from openkeel.db.image_catalog import EmbeddedImageCatalog
 from openkeel.domain.errors import Forbidden, Invalid, NotFound, OverQuota, ServiceUnavailable
 
@@ -36,16 +39,30 @@ _install_lock = threading.Lock()
 _catalogs: weakref.WeakKeyDictionary[sa.Engine, EmbeddedImageCatalog] = weakref.WeakKeyDictionary()
 
 
+def glance_client(glance: Any) -> GlanceClient | None:
+    """Glance as ``[glance]`` locates it: fixed endpoints (``endpoint_override``,
+    ``api_servers``), or with ``region_name`` alone the caller's service catalog (interfaces
+    from ``valid_interfaces``); None when it does not locate Glance (decision 0033)."""
+    if not locates_glance(glance):
+        return None
+    endpoints = [glance.endpoint_override] if glance.endpoint_override else glance.api_servers
+    session = ksa_session.Session(timeout=glance.timeout, user_agent="openkeel")
+    interfaces = tuple(i.strip() for i in glance.valid_interfaces.split(",") if i.strip())
+    lookup = CatalogLookup(interfaces, glance.region_name)
+    return GlanceClient(endpoints or (), glance.num_retries, session=session, lookup=lookup)
+
+
 def image_service(services: ApiServices) -> ImageService:
-    """The configured image service: ``services.images``, else Glance when ``[glance]`` names
-    an endpoint, else the embedded catalog on the API database (installed on first use)."""
+    """The configured image service: ``services.images``, else Glance when ``[glance]``
+    locates it, else the embedded catalog on the API database (installed on first use)."""
     if services.images is not None:
         service: ImageService = services.images
         return service
-    glance = services.conf.glance
-    endpoints = [glance.endpoint_override] if glance.endpoint_override else glance.api_servers
-    if endpoints:
-        return GlanceClient(endpoints, glance.num_retries)
+    # The composition roots build the Glance client once (services.images); this is for
+    # services assembled without them (tests, tools).
+    glance = glance_client(services.conf.glance)
+    if glance is not None:
+        return glance
     catalog = _catalogs.get(services.api_db)
     if catalog is None:
         with _install_lock:  # concurrent first requests must not see a half-seeded catalog
@@ -55,6 +72,11 @@ def image_service(services: ApiServices) -> ImageService:
                 catalog.install()
                 _catalogs[services.api_db] = catalog
     return catalog
+
+
+def caller_of(context: RequestContext) -> Caller:
+    """Who asks the image service: project, admin flag, token and service catalog."""
+    return Caller(context.project_id, context.is_admin, context.auth_token, context.service_catalog)
 
 
 @contextmanager
@@ -79,7 +101,7 @@ class ImageProxy:
         self._services = services
         self._context = context
         self._images = image_service(services)
-        self._caller = Caller(context.project_id, context.is_admin, context.auth_token)
+        self._caller = caller_of(context)
 
     def get(self, image_id: str) -> Image:
         """One image (404 "Image not found.")."""

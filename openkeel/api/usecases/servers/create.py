@@ -18,6 +18,7 @@ import sqlalchemy as sa
 
 from openkeel.api.context import RequestContext
 from openkeel.api.services import ApiServices
+from openkeel.api.usecases.images import caller_of
 from openkeel.api.usecases.quotas import QuotaEngine
 from openkeel.api.usecases.servers import create_checks as checks
 from openkeel.api.usecases.servers.bdm_parsing import ensure_no_volume_service
@@ -29,7 +30,7 @@ from openkeel.api.usecases.servers.commands import (
 )
 from openkeel.api.usecases.servers.create_building import build_instances, request_spec
 from openkeel.api.usecases.servers.create_quota import claim_instances
-from openkeel.clients.image import Caller, Image
+from openkeel.clients.image import Image
 from openkeel.db.repositories import (
     build_requests,
     instance_mappings,
@@ -141,7 +142,7 @@ class ServerCreator:
         if not cmd.image_ref:
             return None
         ctx = self._context
-        caller = Caller(ctx.project_id, ctx.is_admin, ctx.auth_token)
+        caller = caller_of(ctx)
         found = checks.image(self._services, caller, cmd.image_ref)
         checks.image_fits(found, chosen)
         return found
