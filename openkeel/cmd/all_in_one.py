@@ -109,7 +109,7 @@ def run(
                 conf=conf, api_db=api_db, cell_dbs=cell_dbs, images=_images(conf, api_db, root),
                 placement=placement.client(), **api_clients(roles.transport),
             )  # fmt: skip
-            server = api_server(services, host, port)
+            server = api_server(services, host, port, image_api=True)
             (root / "clouds.yaml").write_text(
                 clouds_yaml(
                     f"{url}/v2.1",

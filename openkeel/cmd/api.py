@@ -36,7 +36,10 @@ def image_identity(conf: Any) -> Identify:
 
 def with_image_api(app: Any, services: ApiServices) -> Any:
     """``app`` with the embedded image API under ``/image`` (decision 0033), unless a real
-    Glance is configured; uploads cut off by the last stop are put back to queued first."""
+    Glance is configured; uploads cut off by the last stop are put back to queued first.
+
+    For one process only (the all-in-one): image files are local to it, and the start-up
+    recovery assumes no other process is uploading."""
     glance = services.conf.glance
     if locates_glance(glance):
         return app
@@ -45,13 +48,18 @@ def with_image_api(app: Any, services: ApiServices) -> Any:
     return build_image_app(app, image_services, image_identity(services.conf))
 
 
-def api_server(services: ApiServices, host: str, port: int) -> uvicorn.Server:
+def api_server(
+    services: ApiServices, host: str, port: int, image_api: bool = False
+) -> uvicorn.Server:
     """The API as a uvicorn server (uvloop + httptools), built before anything is announced.
 
-    The embedded image API is served under ``/image`` when no Glance is configured; without
-    Keystone, identity version discovery is served too (see identity_discovery).
+    With ``image_api`` (the all-in-one) the embedded image API is served under ``/image`` unless
+    Glance is configured; without Keystone, identity version discovery is served too (see
+    identity_discovery).
     """
-    app: Any = with_image_api(build_api_app(services), services)
+    app: Any = build_api_app(services)
+    if image_api:
+        app = with_image_api(app, services)
     if services.conf.api.auth_strategy == "noauth2":
         app = WithIdentityDiscovery(app)
     config = uvicorn.Config(

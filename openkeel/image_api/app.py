@@ -26,7 +26,7 @@ import orjson
 
 from openkeel.clients.image import Caller
 from openkeel.image_api import resources
-from openkeel.image_api.faults import BadRequest, ImageApiFault, fault_for, render
+from openkeel.image_api.faults import BadRequest, ClientGone, ImageApiFault, fault_for, render
 from openkeel.image_api.request import Endpoint, ImageRequest, Reply, RouteTable
 from openkeel.logcontext import LogContext, bound, set_current
 from openkeel.runtime.asgi import base_url, scope_headers
@@ -43,10 +43,6 @@ Identify = Callable[[dict[str, str], str], Caller]
 
 PREFIX = "/image"
 T = TypeVar("T")
-
-
-class ClientGone(Exception):
-    """The client closed the connection before the whole body arrived."""
 
 
 def build_routes() -> RouteTable:

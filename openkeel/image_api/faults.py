@@ -32,6 +32,12 @@ class BadRequest(ImageApiFault):
     status, title = 400, "Bad Request"
 
 
+class ClientGone(ImageApiFault):
+    """The client closed the connection before its whole request body arrived."""
+
+    status, title = 400, "Bad Request"
+
+
 class NotAuthenticated(ImageApiFault):
     """401: no valid credentials."""
 

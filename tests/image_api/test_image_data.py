@@ -11,8 +11,7 @@ import pytest
 
 from openkeel.clients.image import Caller
 from openkeel.db.image_catalog import DEFAULT_IMAGE
-from openkeel.image_api.app import ClientGone
-from openkeel.image_api.faults import Gone
+from openkeel.image_api.faults import ClientGone, Gone
 from openkeel.image_api.services import image_api_services
 from openkeel.image_api.usecases import image_data
 from tests.client import ApiClient
