@@ -123,10 +123,14 @@ class ImageApiApp:
 
     async def _send(self, send: Send, scope: Scope, reply: Reply, request_id: str) -> None:
         extra = [(k.lower().encode(), v.encode()) for k, v in reply.headers]
+        if reply.status == 204:  # no body, so no content type (clients parse a typed one)
+            await _start(send, 204, None, request_id, None, extra)
+            await send({"type": "http.response.body", "body": b""})
+            return
         if reply.stream is None:
-            body = b"" if reply.body is None else orjson.dumps(reply.body)
+            body = orjson.dumps(reply.body)
             await _start(send, reply.status, b"application/json", request_id, len(body), extra)
-            await send({"type": "http.response.body", "body": b"" if reply.status == 204 else body})
+            await send({"type": "http.response.body", "body": body})
             return
         await _start(send, reply.status, b"application/octet-stream", request_id, None, extra)
         chunks = iter(reply.stream)
@@ -166,12 +170,14 @@ def _chunks(receive: Receive, loop: asyncio.AbstractEventLoop) -> Iterator[bytes
 async def _start(
     send: Send,
     status: int,
-    content_type: bytes,
+    content_type: bytes | None,
     request_id: str,
     length: int | None,
     extra: list[tuple[bytes, bytes]],
 ) -> None:
-    headers = [(b"content-type", content_type), (b"x-openstack-request-id", request_id.encode())]
+    headers = [(b"x-openstack-request-id", request_id.encode())]
+    if content_type is not None:
+        headers.append((b"content-type", content_type))
     if length is not None:
         headers.append((b"content-length", str(length).encode()))
     await send({"type": "http.response.start", "status": status, "headers": headers + extra})

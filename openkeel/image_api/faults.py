@@ -1,11 +1,14 @@
 """The image API's errors and how they are answered: Glance's error bodies, by class, here only.
 
 Use cases raise these (or the storage layer's image errors, translated by :func:`fault_for`);
-the app (:mod:`openkeel.image_api.app`) renders them. Glance answers errors through webob: a JSON
-``{"message", "code": "404 Not Found", "title"}`` when the client accepts JSON, else plain text.
+the app (:mod:`openkeel.image_api.app`) renders them. Glance answers errors through webob: an
+HTML page for browsers and ``Accept: */*`` (python-glanceclient, openstacksdk parse it), JSON
+``{"message", "code": "404 Not Found", "title"}`` for ``Accept: application/json``, else text.
 """
 
 from __future__ import annotations
+
+import html
 
 import orjson
 
@@ -100,9 +103,17 @@ def fault_for(exc: Exception) -> ImageApiFault:
 
 
 def render(fault: ImageApiFault, accept: str) -> tuple[bytes, bytes]:
-    """(content type, body) of a fault, JSON when the client takes it, else plain text."""
+    """(content type, body) of a fault, negotiated as webob does for Glance: HTML when the client
+    takes HTML or anything (``*/*``), JSON when it asks for JSON, else plain text."""
     code = f"{fault.status} {fault.title}"
-    if "json" in accept or not accept or accept.strip() == "*/*":
+    if "html" in accept or "*/*" in accept:
+        page = (
+            f"<html>\n <head>\n  <title>{code}</title>\n </head>\n <body>\n"
+            f"  <h1>{code}</h1>\n  {html.escape(fault.message)}<br /><br />\n\n\n\n"
+            " </body>\n</html>"
+        )
+        return b"text/html; charset=UTF-8", page.encode()
+    if "json" in accept:
         body = {"message": fault.message, "code": code, "title": fault.title}
         return b"application/json", orjson.dumps(body)
     return b"text/plain; charset=UTF-8", f"{code}\n\n{fault.message}\n\n".encode()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+import re
 from typing import Any
 
 import pytest
@@ -30,10 +32,13 @@ def patch(glance: ApiClient, image_id: str, ops: Any, token: str = "admin:admin"
 
 
 def error(resp: Any, status: int) -> str:
+    """The message of a Glance error answer (HTML for the client's ``Accept: */*``)."""
     assert resp.status_code == status, resp.text
-    body = resp.json()
-    assert body["code"].startswith(str(status)) and body["title"]
-    return str(body["message"])
+    assert resp.headers["content-type"].startswith("text/html")
+    found = re.search(r"<h1>(\d+) ([^<]+)</h1>\n  (.*)<br /><br />", resp.text)
+    assert found is not None, resp.text
+    assert int(found.group(1)) == status
+    return html.unescape(found.group(3))
 
 
 def test_create_is_queued_with_defaults_and_shows(glance: ApiClient) -> None:
@@ -71,11 +76,18 @@ def test_create_with_an_existing_id_conflicts(glance: ApiClient) -> None:
     assert "already exists" in error(glance.post(f"{V2}/images", json={"id": image["id"]}), 409)
 
 
-def test_unknown_image_is_404_in_glance_format(glance: ApiClient) -> None:
+def test_unknown_image_is_404_in_glance_formats(glance: ApiClient) -> None:
     resp = glance.get(f"{V2}/images/00000000-0000-0000-0000-000000000000")
     assert "No image found" in error(resp, 404)
+    as_json = glance.get(f"{V2}/images/x", headers={"Accept": "application/json"})
+    assert as_json.status_code == 404
+    assert as_json.json() == {
+        "message": "No image found with ID x",
+        "code": "404 Not Found",
+        "title": "Not Found",
+    }
     text = glance.get(f"{V2}/images/x", headers={"Accept": "text/plain"})
-    assert text.status_code == 404 and text.text.startswith("404 Not Found")
+    assert text.status_code == 404 and text.text.startswith("404 Not Found\n\nNo image found")
 
 
 def test_patch_core_and_custom_properties(glance: ApiClient) -> None:
