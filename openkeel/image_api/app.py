@@ -26,7 +26,13 @@ import orjson
 
 from openkeel.clients.image import Caller
 from openkeel.image_api import resources
-from openkeel.image_api.faults import BadRequest, ClientGone, ImageApiFault, fault_for, render
+from openkeel.image_api.faults import (
+    ClientGone,
+    ImageApiFault,
+    RequestEntityTooLarge,
+    fault_for,
+    render,
+)
 from openkeel.image_api.request import Endpoint, ImageRequest, Reply, RouteTable
 from openkeel.logcontext import LogContext, bound, set_current
 from openkeel.runtime.asgi import base_url, scope_headers
@@ -191,7 +197,7 @@ async def _read_body(receive: Receive, limit: int = 1024 * 1024) -> bytes:
         chunk = message.get("body", b"")
         size += len(chunk)
         if size > limit:
-            raise BadRequest("The request body is too large.")
+            raise RequestEntityTooLarge("The request body is too large.")
         chunks.append(chunk)
         if not message.get("more_body"):
             return b"".join(chunks)

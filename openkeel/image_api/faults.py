@@ -77,6 +77,12 @@ class Gone(ImageApiFault):
     status, title = 410, "Gone"
 
 
+class RequestEntityTooLarge(ImageApiFault):
+    """413: a JSON request body beyond what any image call needs."""
+
+    status, title = 413, "Request Entity Too Large"
+
+
 class UnsupportedMediaType(ImageApiFault):
     """415: the body's content type is not the one this call takes."""
 
