@@ -169,3 +169,21 @@ def test_delete_through_nova_proxy_removes_the_data(glance: ApiClient, cloud: Im
     upload(glance, image_id)
     assert glance.delete(f"/v2.1/images/{image_id}").status_code == 204
     assert list(cloud.images_dir.iterdir()) == []
+
+
+def test_deactivate_hides_data_from_non_admins_until_reactivated(glance: ApiClient) -> None:
+    image_id = create(glance, name="dv", visibility="public", disk_format="raw",
+                      container_format="bare")["id"]  # fmt: skip
+    actions = f"{V2}/images/{image_id}/actions"
+    assert "queued" in error(glance.post(f"{actions}/deactivate"), 403)
+    upload(glance, image_id)
+    error(glance.post(f"{actions}/deactivate", token="demo:demo"), 403)
+    assert glance.post(f"{actions}/deactivate").status_code == 204
+    assert glance.post(f"{actions}/deactivate").status_code == 204  # already: no change
+    assert glance.get(f"{V2}/images/{image_id}").json()["status"] == "deactivated"
+    assert "deactivated" in error(
+        glance.get(f"{V2}/images/{image_id}/file", token="demo:demo"), 403
+    )
+    assert glance.get(f"{V2}/images/{image_id}/file").content == DATA  # admins still may
+    assert glance.post(f"{actions}/reactivate").status_code == 204
+    assert glance.get(f"{V2}/images/{image_id}/file", token="demo:demo").content == DATA

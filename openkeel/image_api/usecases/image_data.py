@@ -66,7 +66,7 @@ def download(
         raise Forbidden(
             "The requested image has been deactivated. Image data download is forbidden."
         )
-    if image.status != "active" or not services.files.has_data(image_id):
+    if image.status not in ("active", "deactivated") or not services.files.has_data(image_id):
         return image, None
     return image, services.files.read(image_id)
 

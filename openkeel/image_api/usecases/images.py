@@ -1,6 +1,7 @@
-"""Images as Glance's v2 API manages them: create, show, update by JSON patch, delete, tags.
+"""Images as Glance's v2 API manages them: create, show, update by JSON patch, delete, tags,
+deactivate/reactivate.
 
-Called by the ``images`` and ``image_tags`` resources. Who may do what (decision 0033, Glance's
+Called by the ``images``, ``image_tags`` and ``image_actions`` resources. Who may do what (decision 0033, Glance's
 default policy without its configurability): everyone sees public images, their own, community
 ones by id and shared ones they are a member of; only the owner (or an admin) changes or deletes
 an image; only an admin makes one public or gives one away.
@@ -164,3 +165,20 @@ def remove_tag(services: ImageApiServices, caller: Caller, image_id: str, tag: s
     if tag not in image.tags:
         raise NotFound(f"Tag {tag} not found on image {image_id}")
     services.repository.update(image_id, {"tags": [t for t in image.tags if t != tag]})
+
+
+def set_active(services: ImageApiServices, caller: Caller, image_id: str, active: bool) -> None:
+    """Deactivate (no data downloads but for admins; nothing boots from it) or reactivate an
+    image: admins only, as Glance's default policy; only between active and deactivated."""
+    image = find(services, caller, image_id)
+    verb = "reactivate" if active else "deactivate"
+    if not caller.is_admin:
+        raise Forbidden(f"You are not authorized to {verb} images.")
+    wanted, other = ("active", "deactivated") if active else ("deactivated", "active")
+    if image.status == wanted:
+        return
+    if (
+        image.status != other
+        or services.repository.update(image_id, {"status": wanted}, other) is None
+    ):
+        raise Forbidden(f"Not allowed to {verb} an image in status '{image.status}'.")
