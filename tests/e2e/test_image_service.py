@@ -55,6 +55,10 @@ def test_cli_image_lifecycle_and_boot(cloud: RunningCloud, image_file: Path) -> 
     assert created["id"] in server["image"]
     osc(cloud, "server", "delete", "--wait", "e2e-from-upload", "--no-output")
 
+    osc(cloud, "image", "set", "--deactivate", "e2e-image", "--no-output")
+    assert osc(cloud, "image", "show", "e2e-image")["status"] == "deactivated"
+    osc(cloud, "image", "set", "--activate", "e2e-image", "--no-output")
+    assert osc(cloud, "image", "show", "e2e-image")["status"] == "active"
     osc(cloud, "image", "delete", "e2e-image", "--no-output")
     assert "e2e-image" not in {i["Name"] for i in osc(cloud, "image", "list")}
 
