@@ -76,3 +76,16 @@ def test_compute_api_still_answers_next_to_the_image_api(glance: ApiClient) -> N
 
 def test_bad_credentials_are_401_in_glance_format(glance: ApiClient) -> None:
     error(glance.get(f"{V2}/images", token=":nobody"), 401)
+
+
+def test_shared_listing_for_owner_members_and_admin(glance: ApiClient) -> None:
+    image = create(glance, token="owner:owner", name="sh", visibility="shared")
+    members = f"{V2}/images/{image['id']}/members"
+    glance.post(members, json={"member": "demo"}, token="owner:owner")
+    glance.put(f"{members}/demo", json={"status": "rejected"}, token="demo:demo")
+    assert names(glance, "?visibility=shared", token="owner:owner") == ["sh"]
+    assert names(glance, "?visibility=shared", token="demo:demo") == []
+    assert names(glance, "?visibility=shared&member_status=rejected", token="demo:demo") == ["sh"]
+    assert names(glance, "?visibility=shared&member_status=all", token="demo:demo") == ["sh"]
+    assert names(glance, "?visibility=shared") == ["sh"]  # admins see every image
+    assert names(glance, "?visibility=shared", token="other:other") == []
