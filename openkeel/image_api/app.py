@@ -140,12 +140,17 @@ class ImageApiApp:
             return
         await _start(send, reply.status, b"application/octet-stream", request_id, None, extra)
         chunks = iter(reply.stream)
-        while True:
-            chunk = await self._in_worker(next, chunks, None)
-            if chunk is None or scope["method"] == "HEAD":
-                break
-            await send({"type": "http.response.body", "body": chunk, "more_body": True})
-        await send({"type": "http.response.body", "body": b""})
+        try:
+            while scope["method"] != "HEAD":
+                chunk = await self._in_worker(next, chunks, None)
+                if chunk is None:
+                    break
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            await send({"type": "http.response.body", "body": b""})
+        finally:  # a HEAD, or a client gone mid-download: the data file is closed now
+            close = getattr(chunks, "close", None)
+            if close is not None:
+                close()
 
 
 def build_image_app(fallback: ASGIApp, services: Any, identify: Identify) -> ImageApiApp:

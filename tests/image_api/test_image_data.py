@@ -48,6 +48,9 @@ def test_upload_makes_active_with_size_and_hashes_then_downloads(
     down = glance.get(f"{V2}/images/{image_id}/file")
     assert down.status_code == 200 and down.content == DATA
     assert down.headers["content-md5"] == image["checksum"]
+    head = glance.request("HEAD", f"{V2}/images/{image_id}/file")
+    assert (head.status_code, head.content) == (200, b"")
+    assert head.headers["content-length"] == str(len(DATA))
     assert [p.name for p in cloud.images_dir.iterdir()] == [image_id]
 
 
