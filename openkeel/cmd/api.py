@@ -10,7 +10,9 @@ from typing import Any
 
 import uvicorn
 
-from openkeel.api.factory import build_api_app, build_authenticator
+from openkeel.api.app import ComputeApiApp
+from openkeel.api.auth import Authenticator
+from openkeel.api.factory import build_api_app
 from openkeel.api.http_protocol import NovaFaultHttpToolsProtocol
 from openkeel.api.identity_discovery import WithIdentityDiscovery
 from openkeel.api.services import ApiServices
@@ -22,10 +24,10 @@ from openkeel.image_api.services import image_api_services
 from openkeel.image_api.usecases.image_data import recover
 
 
-def image_identity(conf: Any) -> Identify:
-    """Who calls the image API: the compute API's own authentication (noauth or Keystone)
-    turned into the image service's caller; Glance's default admin rule is the admin role."""
-    authenticator = build_authenticator(conf)
+def image_identity(authenticator: Authenticator) -> Identify:
+    """Who calls the image API: the compute API's own authenticator (noauth or Keystone, one
+    token cache for both APIs) turned into the image service's caller; Glance's default admin
+    rule is the admin role."""
 
     def identify(headers: dict[str, str], request_id: str) -> Caller:
         context = authenticator.authenticate(headers, request_id)
@@ -34,7 +36,7 @@ def image_identity(conf: Any) -> Identify:
     return identify
 
 
-def with_image_api(app: Any, services: ApiServices) -> Any:
+def with_image_api(app: ComputeApiApp, services: ApiServices) -> Any:
     """``app`` with the embedded image API under ``/image`` (decision 0033), unless a real
     Glance is configured; uploads cut off by the last stop are put back to queued first.
 
@@ -45,7 +47,7 @@ def with_image_api(app: Any, services: ApiServices) -> Any:
         return app
     image_services = image_api_services(services.api_db, Path(services.conf.state_path))
     recover(image_services)
-    return build_image_app(app, image_services, image_identity(services.conf))
+    return build_image_app(app, image_services, image_identity(app.authenticator))
 
 
 def api_server(

@@ -75,10 +75,7 @@ class ImageApiApp:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path: str = scope.get("path", "")
         if scope["type"] == "lifespan":
-            try:
-                await self.fallback(scope, receive, send)
-            finally:  # the fallback answers shutdown; this app's workers end with it
-                self._executor.shutdown(wait=False)
+            await self.fallback(scope, self._watching_shutdown(receive), send)
             return
         if scope["type"] != "http" or not (path == PREFIX or path.startswith(PREFIX + "/")):
             await self.fallback(scope, receive, send)
@@ -98,6 +95,17 @@ class ImageApiApp:
                 await send({"type": "http.response.body", "body": body})
                 return
         await self._send(send, scope, reply, request_id)
+
+    def _watching_shutdown(self, receive: Receive) -> Receive:
+        """``receive`` for the fallback's lifespan: this app's workers end at shutdown too."""
+
+        async def watched() -> Message:
+            message = await receive()
+            if message["type"] == "lifespan.shutdown":
+                self._executor.shutdown(wait=False)
+            return message
+
+        return watched
 
     async def _handle(
         self, scope: Scope, receive: Receive, headers: dict[str, str], request_id: str

@@ -104,7 +104,10 @@ def fault_for(exc: Exception) -> ImageApiFault:
     if isinstance(exc, ImageBadRequest):
         return BadRequest(str(exc))
     if isinstance(exc, Unauthorized):
-        return NotAuthenticated(exc.message)
+        # Under Keystone, where to get a token (keystonemiddleware's header).
+        uri = getattr(exc, "www_authenticate_uri", None)
+        headers = (("WWW-Authenticate", f'Keystone uri="{uri}"'),) if uri else ()
+        return NotAuthenticated(exc.message, headers)
     return ImageApiFault("The server has either erred or is incapable of performing the request.")
 
 
