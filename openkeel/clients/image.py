@@ -4,8 +4,9 @@
 at the configured endpoints or the one the caller's service catalog names.
 
 The compute API's ``/images`` proxy and the build path call an :class:`ImageService`: the
-:class:`GlanceClient` when ``[glance]`` locates Glance (decision 0033), else the embedded catalog (:mod:`openkeel.db.image_catalog`). Errors are this module's own
-classes; callers translate them to Nova's API faults.
+:class:`GlanceClient` when ``[glance]`` locates Glance (decision 0034), else the embedded
+catalog (:mod:`openkeel.db.image_catalog`). Errors are this module's own classes; callers
+translate them to Nova's API faults.
 """
 
 from __future__ import annotations

@@ -37,7 +37,7 @@ def image_identity(authenticator: Authenticator) -> Identify:
 
 
 def with_image_api(app: ComputeApiApp, services: ApiServices) -> Any:
-    """``app`` with the embedded image API under ``/image`` (decision 0033), unless a real
+    """``app`` with the embedded image API under ``/image`` (decision 0034), unless a real
     Glance is configured; uploads cut off by the last stop are put back to queued first.
 
     For one process only (the all-in-one): image files are local to it, and the start-up

@@ -34,7 +34,7 @@ OPTS = [
 def locates_glance(group: Any) -> bool:
     """True when ``[glance]`` says where a real Glance is: fixed endpoints, or a
     ``region_name`` to look it up in the caller's service catalog. Otherwise the embedded
-    image service is used (decision 0033)."""
+    image service is used (decision 0034)."""
     return bool(group.endpoint_override or group.api_servers or group.region_name)
 
 

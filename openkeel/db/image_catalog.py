@@ -1,10 +1,11 @@
 """The embedded image catalog: a Glance stand-in on one table of the API database.
 
-Used by the all-in-one (and whenever ``[glance]`` names no endpoint) so ``imageRef`` and
+Used by the all-in-one (and whenever ``[glance]`` does not locate Glance) so ``imageRef`` and
 ``/images`` work without Glance; the all-in-one's image API (:mod:`openkeel.image_api`) writes the
 same tables, so an uploaded image boots. The tables (:mod:`openkeel.db.image_tables`) live outside
-Nova's API schema and persist with the API database; see docs/decisions/0008 and 0033. It is the storage of an embedded service, so it lives in the
-database layer: outbound clients (``openkeel.clients``) never read the database.
+Nova's API schema and persist with the API database; see docs/decisions/0008 and 0034. It is the
+storage of an embedded service, so it lives in the database layer: outbound clients
+(``openkeel.clients``) never read the database.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 ``openkeel_images`` (one row per image, custom properties and tags as JSON text) and
 ``openkeel_image_members`` (who a shared image is shared with) live in the API database, in their
-own MetaData outside Nova's schema (decisions 0008 and 0033). Used by the catalog the compute API
+own MetaData outside Nova's schema (decisions 0008 and 0034). Used by the catalog the compute API
 reads (:mod:`openkeel.db.image_catalog`) and the repository the image API writes through
 (:mod:`openkeel.db.image_repository`). :func:`install_tables` creates them, and adds the columns a
 data directory from before the image API lacks.
@@ -37,7 +37,7 @@ images_table = sa.Table(
     sa.Column("created_at", sa.DateTime, nullable=False),
     sa.Column("updated_at", sa.DateTime, nullable=False),
     sa.Column("properties", sa.Text, nullable=False, default="{}"),
-    # Added with the image API (decision 0033); nullable so old tables take them as they are.
+    # Added with the image API (decision 0034); nullable so old tables take them as they are.
     sa.Column("tags", sa.Text),
     sa.Column("os_hidden", sa.Boolean),
     sa.Column("os_hash_algo", sa.String(64)),

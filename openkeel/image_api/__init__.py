@@ -2,5 +2,5 @@
 
 Served by the all-in-one (and ``openkeel api`` without ``[glance]``) under ``/image`` on the
 compute API's port: :class:`openkeel.image_api.app.ImageApiApp` wraps the compute app. See
-docs/decisions/0033 for what it serves and why it stops there.
+docs/decisions/0034 for what it serves and why it stops there.
 """

@@ -42,7 +42,7 @@ _catalogs: weakref.WeakKeyDictionary[sa.Engine, EmbeddedImageCatalog] = weakref.
 def glance_client(glance: Any) -> GlanceClient | None:
     """Glance as ``[glance]`` locates it: fixed endpoints (``endpoint_override``,
     ``api_servers``), or with ``region_name`` alone the caller's service catalog (interfaces
-    from ``valid_interfaces``); None when it does not locate Glance (decision 0033)."""
+    from ``valid_interfaces``); None when it does not locate Glance (decision 0034)."""
     if not locates_glance(glance):
         return None
     endpoints = [glance.endpoint_override] if glance.endpoint_override else glance.api_servers

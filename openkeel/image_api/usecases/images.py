@@ -1,10 +1,10 @@
 """Images as Glance's v2 API manages them: create, show, update by JSON patch, delete, tags,
 deactivate/reactivate.
 
-Called by the ``images``, ``image_tags`` and ``image_actions`` resources. Who may do what (decision 0033, Glance's
-default policy without its configurability): everyone sees public images, their own, community
-ones by id and shared ones they are a member of; only the owner (or an admin) changes or deletes
-an image; only an admin makes one public or gives one away.
+Called by the ``images``, ``image_tags`` and ``image_actions`` resources. Who may do what
+(decision 0034, Glance's default policy without its configurability): everyone sees public
+images, their own, community ones by id and shared ones they are a member of; only the owner
+(or an admin) changes or deletes an image; only an admin makes one public or gives one away.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Handlers of version discovery and /v2/info/*.
 
-The versions claimed stop at 2.9 (decision 0033): no interoperable import (2.6), no multiple
+The versions claimed stop at 2.9 (decision 0034): no interoperable import (2.6), no multiple
 stores (2.8) beyond the one local store, no cache API (2.14+).
 """
 
