@@ -72,6 +72,11 @@ def _matches(image: Image, key: str, value: str) -> bool:
     return key in image.properties and str(image.properties[key]) == value
 
 
+def _or_zero(value: Any) -> Any:
+    """A sort value: unset sorts as 0 (after the is-set flag); "" stays a string."""
+    return 0 if value is None else value
+
+
 class EmbeddedImageCatalog:
     """An :class:`~openkeel.clients.image.ImageService` over ``openkeel_images``."""
 
@@ -119,7 +124,7 @@ class EmbeddedImageCatalog:
         ]
         for key, direction in reversed(sort):
             images.sort(
-                key=lambda i: (getattr(i, key) is not None, getattr(i, key) or 0),
+                key=lambda i: (getattr(i, key) is not None, _or_zero(getattr(i, key))),
                 reverse=direction == "desc",
             )
         if marker is not None:

@@ -11,6 +11,7 @@ import pytest
 from openkeel.clients.image import (
     Caller,
     GlanceClient,
+    Image,
     ImageNotAuthorized,
     ImageNotFound,
     ImageServiceUnavailable,
@@ -108,3 +109,12 @@ def test_glance_update_patches_properties() -> None:
         {"op": "add", "path": "/x", "value": "1"},
         {"op": "remove", "path": "/kernel_id"},
     ]
+
+
+def test_catalog_sorts_by_name_with_unset_and_empty_names(tmp_path: Path) -> None:
+    catalog = EmbeddedImageCatalog(make_engine(f"sqlite:///{tmp_path / 'api.sqlite'}"))
+    catalog.install()
+    for image_id, name in (("a", ""), ("b", None)):
+        catalog.add(Image(id=image_id, name=name, status="active"))
+    ordered = catalog.list(ADMIN, {}, sort=(("name", "asc"),))
+    assert [i.name for i in ordered] == [None, "", DEFAULT_IMAGE.name]

@@ -223,6 +223,12 @@ def test_list_refusals(glance: ApiClient, query: str) -> None:
     error(glance.get(f"{V2}/images{query}"), 400)
 
 
+def test_list_sorts_unnamed_and_empty_names(glance: ApiClient) -> None:
+    create(glance, name="")
+    create(glance)
+    assert names(glance, "?sort=name:asc") == [None, "", DEFAULT_IMAGE.name]
+
+
 def test_list_pages_with_next_links(glance: ApiClient) -> None:
     for name in ("p1", "p2", "p3"):
         create(glance, name=name)

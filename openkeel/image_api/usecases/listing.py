@@ -70,8 +70,8 @@ def _sort(query: list[tuple[str, str]]) -> list[tuple[str, str]]:
     else:
         if len(dirs) > 1 and len(dirs) != len(keys):
             raise BadRequest("The number of sort_dir values must match the number of sort_key.")
-        pairs = [(key, dirs[i] if len(dirs) > 1 else (dirs or ["desc"])[0]) for i, key in
-                 enumerate(keys)]  # fmt: skip
+        default = dirs[0] if len(dirs) == 1 else "desc"
+        pairs = [(key, dirs[i] if len(dirs) > 1 else default) for i, key in enumerate(keys)]
         if not keys and dirs:
             pairs = [("created_at", dirs[0])]
     for key, direction in pairs:
@@ -150,7 +150,13 @@ def _matches(image: Image, key: str, values: list[str]) -> bool:
 
 
 def _sort_key(key: str) -> Callable[[Image], Any]:
-    return lambda image: (getattr(image, key) is not None, getattr(image, key) or 0)
+    """Unset values first (ascending); an empty string still compares as a string."""
+
+    def value(image: Image) -> tuple[bool, Any]:
+        found = getattr(image, key)
+        return (found is not None, found if found is not None else 0)
+
+    return value
 
 
 def list_images(services: ImageApiServices, caller: Caller, query: list[tuple[str, str]]) -> Page:
