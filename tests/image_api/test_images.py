@@ -191,6 +191,8 @@ def test_tags(glance: ApiClient) -> None:
     assert glance.get(f"{V2}/images/{image['id']}").json()["tags"] == ["a b"]
     assert glance.delete(f"{url}/a%20b").status_code == 204
     error(glance.delete(f"{url}/a%20b"), 404)
+    assert glance.put(f"{url}/100%2525").status_code == 204  # decoded once: "100%25"
+    assert glance.get(f"{V2}/images/{image['id']}").json()["tags"] == ["100%25"]
 
 
 def names(glance: ApiClient, query: str = "", token: str = "admin:admin") -> list[str]:
