@@ -24,6 +24,7 @@ from openkeel.cmd.bootstrap import bootstrap_embedded
 from openkeel.cmd.roles import (
     RoleSet,
     api_clients,
+    node_name,
     start_compute,
     start_conductor,
     start_scheduler,
@@ -34,6 +35,10 @@ from openkeel.db.image_catalog import EmbeddedImageCatalog
 from openkeel.image_api.services import image_files
 from openkeel.rpc.transport import get_transport
 from openkeel.virt.loading import KUBEVIRT, compute_hosts, load_driver
+
+# Simulated compute hosts of an all-in-one: two, so resize, migration, live migration,
+# anti-affinity and evacuation work out of the box.
+DEFAULT_HOSTS = 2
 
 
 def clouds_yaml(url: str, identity: str, image: str | None = None) -> str:
@@ -55,9 +60,14 @@ def clouds_yaml(url: str, identity: str, image: str | None = None) -> str:
 
 
 def start_roles(
-    conf: cfg.ConfigOpts, root: Path, api_db: sa.Engine, cell_dbs: dict[str, sa.Engine]
+    conf: cfg.ConfigOpts,
+    root: Path,
+    api_db: sa.Engine,
+    cell_dbs: dict[str, sa.Engine],
+    hosts: int = 1,
 ) -> tuple[RoleSet, EmbeddedPlacement]:
-    """Placement, then scheduler, conductor and one compute host, on the in-process bus."""
+    """Placement, then scheduler, conductor and the compute hosts (``hosts`` simulated ones,
+    or one per Kubernetes node), on the in-process bus."""
     placement = EmbeddedPlacement(root).start()
     client = placement.client()
     transport = get_transport("inproc://all-in-one")
@@ -66,8 +76,8 @@ def start_roles(
         roles.scheduler = start_scheduler(conf, transport, client, api_db, cell_dbs)
         roles.conductor = start_conductor(conf, transport, client, api_db, cell_dbs)
         cell1 = next((u, e) for u, e in cell_dbs.items() if u != CELL0_UUID)
-        for compute_host in compute_hosts(conf):
-            driver = load_driver(conf)
+        for compute_host in compute_hosts(conf, hosts):
+            driver = load_driver(conf, node_name(cell1[1], compute_host))
             roles.computes.append(
                 start_compute(conf, transport, client, api_db, cell1, driver, compute_host)
             )
@@ -84,6 +94,7 @@ def run(
     port: int,
     config_files: Sequence[str],
     kubeconfig: str | None = None,
+    hosts: int = DEFAULT_HOSTS,
 ) -> int:
     """Check, bootstrap, start every role, then announce and serve until interrupted.
 
@@ -94,15 +105,17 @@ def run(
     root = Path(data_dir).resolve()
     preflight.prepare_data_dir(root)
     with preflight.DataDirLock(root), contextlib.ExitStack() as stack:
-        conf = preflight.load_config(config_files, overrides=_overrides(root, kubeconfig))
-        logs.setup(conf)
+        conf = preflight.load_config(
+            config_files, overrides=_overrides(root, kubeconfig), defaults=_defaults(root)
+        )
+        logs.setup(conf, "openkeel-all-in-one")
         if conf.compute_driver == KUBEVIRT:  # --kubeconfig, or set in a --config-file
             preflight.check_kubeconfig(conf.kubevirt.kubeconfig)
         sock = stack.enter_context(preflight.listen(host, port))
         url = f"http://{host}:{sock.getsockname()[1]}"
         with preflight.starting("start-up"):
             api_db, cell_dbs = bootstrap_embedded(conf)
-            roles, placement = start_roles(conf, root, api_db, cell_dbs)
+            roles, placement = start_roles(conf, root, api_db, cell_dbs, hosts)
             stack.callback(placement.stop)
             stack.callback(roles.stop)
             services = ApiServices(
@@ -123,12 +136,24 @@ def run(
 
 
 def _overrides(root: Path, kubeconfig: str | None) -> dict[str, object]:
+    """What the data directory and the command line decide, whatever a config file says."""
     return {
-        "api.auth_strategy": "noauth2",
         "api_database.connection": f"sqlite:///{root / 'nova_api.sqlite'}",
         "database.connection": f"sqlite:///{root / 'nova.sqlite'}",
         "state_path": str(root),
         **({"compute_driver": KUBEVIRT, "kubevirt.kubeconfig": kubeconfig} if kubeconfig else {}),
+    }
+
+
+def _defaults(root: Path) -> dict[str, object]:
+    """The all-in-one's own defaults; a ``--config-file`` may set any of them otherwise
+    (``[api] auth_strategy = keystone`` with ``[keystone_authtoken]``, for one)."""
+    return {
+        "api.auth_strategy": "noauth2",
+        # Several simulated hosts share one machine: a resize may stay on its host.
+        "allow_resize_to_same_host": True,
+        "log_file": str(root / "openkeel.log"),
+        "use_stderr": True,
     }
 
 
@@ -147,6 +172,7 @@ def _announce(conf: cfg.ConfigOpts, root: Path, url: str, roles: RoleSet) -> Non
     print(
         f"OpenKeel all-in-one: compute API listening on {url}\n"
         f"  data directory: {root}\n"
+        f"  log file:       {logs.log_path(conf, 'openkeel-all-in-one')}\n"
         f"  clouds.yaml:    {clouds}  (export OS_CLIENT_CONFIG_FILE={clouds};"
         " then: openstack --os-cloud openkeel flavor list)\n"
         f"  roles:          conductor, scheduler, compute [{hosts}] ({driver} driver),"

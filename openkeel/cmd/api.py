@@ -100,7 +100,7 @@ def run(config_files: Sequence[str]) -> int:
     from openkeel.rpc.transport import get_transport
 
     conf = preflight.load_config(config_files)
-    logs.setup(conf)
+    logs.setup(conf, "openkeel-api")
     if not conf.api_database.connection:
         raise preflight.StartupError("[api_database] connection is required")
     api_db = preflight.connected_engine(conf.api_database.connection, "[api_database] connection")

@@ -1,7 +1,8 @@
 """Logging of every role (api, conductor, scheduler, compute, all-in-one) in one format.
 
-Called once by each composition root after it has read its configuration: one handler
-(standard error, or ``[DEFAULT] log_file``) on the root logger, carrying the
+Called once by each composition root after it has read its configuration: its handlers
+(``[DEFAULT] log_file``/``log_dir``, standard error when there is no file or ``use_stderr``)
+on the root logger, each carrying the
 :class:`~openkeel.logcontext.RequestContextFilter` and a :class:`ContextFormatter` that writes
 ``logging_context_format_string`` for lines of a request (they show its request id, user and
 project) and ``logging_default_format_string`` for the others, as oslo.log does.
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from pathlib import Path
 
 from oslo_config import cfg
 
@@ -35,16 +37,33 @@ class ContextFormatter(logging.Formatter):
         return super().format(record)
 
 
-def build_handler(conf: cfg.ConfigOpts) -> logging.Handler:
-    """The role's handler: its destination, filter and formatter from ``conf``."""
-    handler: logging.Handler
+def log_path(conf: cfg.ConfigOpts, binary: str = "openkeel") -> Path | None:
+    """Where the role's log file is (oslo.log's rules for log_file and log_dir), or None."""
     if conf.log_file:
+        path = Path(conf.log_file)
+        return Path(conf.log_dir) / path if conf.log_dir and not path.is_absolute() else path
+    if conf.log_dir:
+        return Path(conf.log_dir) / f"{binary}.log"
+    return None
+
+
+def build_handlers(conf: cfg.ConfigOpts, binary: str = "openkeel") -> list[logging.Handler]:
+    """The role's handlers: the file and/or standard error, each with filter and formatter."""
+    handlers: list[logging.Handler] = []
+    path = log_path(conf, binary)
+    if path is not None:
         try:
-            handler = logging.FileHandler(conf.log_file, encoding="utf-8")
+            handlers.append(logging.FileHandler(path, encoding="utf-8"))
         except OSError as exc:
-            raise StartupError(f"[DEFAULT] log_file {conf.log_file}: {exc.strerror}") from exc
-    else:
-        handler = logging.StreamHandler(sys.stderr)
+            raise StartupError(f"[DEFAULT] log_file {path}: {exc.strerror}") from exc
+    if path is None or conf.use_stderr:
+        handlers.append(logging.StreamHandler(sys.stderr))
+    for handler in handlers:
+        _dress(handler, conf)
+    return handlers
+
+
+def _dress(handler: logging.Handler, conf: cfg.ConfigOpts) -> None:
     handler.set_name(HANDLER_NAME)
     handler.addFilter(RequestContextFilter())
     handler.setFormatter(
@@ -54,24 +73,25 @@ def build_handler(conf: cfg.ConfigOpts) -> logging.Handler:
             conf.log_date_format,
         )
     )
-    return handler
 
 
-def setup(conf: cfg.ConfigOpts) -> logging.Handler:
-    """Install the role's handler on the root logger (replacing an earlier one) and levels."""
+def setup(conf: cfg.ConfigOpts, binary: str = "openkeel") -> logging.Handler:
+    """Install the role's handlers on the root logger (replacing earlier ones) and levels;
+    returns the first (the file when there is one)."""
     register_options(conf)
-    handler = build_handler(conf)
+    handlers = build_handlers(conf, binary)
     root = logging.getLogger()
     for old in [h for h in root.handlers if h.get_name() == HANDLER_NAME]:
         root.removeHandler(old)
         old.close()
-    root.addHandler(handler)
+    for handler in handlers:
+        root.addHandler(handler)
     root.setLevel(logging.DEBUG if conf.debug else logging.INFO)
     for pair in conf.default_log_levels:
         name, _, level = pair.partition("=")
         logging.getLogger(name.strip()).setLevel(level.strip().upper())
     logging.captureWarnings(True)
-    return handler
+    return handlers[0]
 
 
 def register_options(conf: cfg.ConfigOpts) -> None:

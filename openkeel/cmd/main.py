@@ -25,6 +25,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     aio.add_argument(
         "--kubeconfig", help="run servers as KubeVirt VMs on this cluster (one host per node)"
     )
+    aio.add_argument(
+        "--hosts",
+        type=_positive,
+        default=2,
+        help="simulated compute hosts (default 2; with --kubeconfig: one per node)",
+    )
     api = sub.add_parser("api", help="run the compute API role from configuration files")
     api.add_argument("--config-file", action="append", default=[], required=True)
     sub.add_parser("manage", help="database and cell administration (nova-manage)")
@@ -47,7 +53,9 @@ def _run(ns: argparse.Namespace) -> int:
     if ns.command == "all-in-one":
         from openkeel.cmd import all_in_one
 
-        return all_in_one.run(ns.data_dir, ns.host, ns.port, ns.config_file, ns.kubeconfig)
+        return all_in_one.run(
+            ns.data_dir, ns.host, ns.port, ns.config_file, ns.kubeconfig, ns.hosts
+        )
     if ns.command in ("conductor", "scheduler", "compute"):
         from openkeel.cmd import standalone
 
@@ -55,6 +63,13 @@ def _run(ns: argparse.Namespace) -> int:
     from openkeel.cmd import api as api_cmd
 
     return api_cmd.run(ns.config_file)
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
 
 
 if __name__ == "__main__":

@@ -60,7 +60,9 @@ def starting(what: str) -> Iterator[None]:
 
 
 def load_config(
-    config_files: Sequence[str], overrides: Mapping[str, object] | None = None
+    config_files: Sequence[str],
+    overrides: Mapping[str, object] | None = None,
+    defaults: Mapping[str, object] | None = None,
 ) -> cfg.ConfigOpts:
     """The configuration from ``config_files``; unreadable or malformed files are one line."""
     for name in config_files:
@@ -70,7 +72,11 @@ def load_config(
         except OSError as exc:
             raise StartupError(f"cannot read configuration file {name}: {exc.strerror}") from exc
     try:
-        return make_config(config_files=config_files, overrides=dict(overrides or {}))
+        return make_config(
+            config_files=config_files,
+            overrides=dict(overrides or {}),
+            defaults=dict(defaults or {}),
+        )
     except cfg.Error as exc:
         raise StartupError(f"invalid configuration: {one_line(exc)}") from exc
 

@@ -17,6 +17,8 @@ from oslo_config import cfg
 from openkeel.clients.placement import PlacementClient
 from openkeel.compute.service import ComputeService
 from openkeel.conductor.service import ConductorService
+from openkeel.db.engine import reader
+from openkeel.db.repositories import compute_nodes
 from openkeel.network.factory import get_network_adapter
 from openkeel.rpc.clients.compute import ComputeRpcClient
 from openkeel.rpc.clients.conductor import ConductorRpcClient
@@ -86,6 +88,15 @@ def start_compute(
         network=get_network_adapter(conf, api_db), cell_uuid=cell_uuid, host=host,
     )  # fmt: skip
     return service.start()
+
+
+def node_name(cell_db: sa.Engine, host: str) -> str:
+    """The simulated node of ``host``: the name it registered with before (a data directory
+    from a version whose simulated nodes were all called ``fake-mini`` keeps its servers on
+    it), else the host's own name."""
+    with reader(cell_db).connect() as conn:
+        known = compute_nodes.nodes_of_host(conn, host)
+    return (known[0].hypervisor_hostname if known else None) or host
 
 
 def api_clients(transport: Transport) -> dict[str, Any]:

@@ -18,7 +18,13 @@ from oslo_config import cfg
 from openkeel.clients.placement import PlacementClient
 from openkeel.cmd import logs, preflight
 from openkeel.cmd.preflight import StartupError
-from openkeel.cmd.roles import RoleSet, start_compute, start_conductor, start_scheduler
+from openkeel.cmd.roles import (
+    RoleSet,
+    node_name,
+    start_compute,
+    start_conductor,
+    start_scheduler,
+)
 from openkeel.db import cells
 from openkeel.rpc.transport import get_transport
 from openkeel.virt.loading import KUBEVIRT, compute_hosts, load_driver
@@ -87,8 +93,9 @@ def _start_role(
         cell_uuid = cells.host_cell_uuid(api_db, conf.host) or _only_cell(api_db)
         cell = (cell_uuid, cell_dbs[cell_uuid])
         for host in compute_hosts(conf):
+            driver = load_driver(conf, node_name(cell[1], host))
             roles.computes.append(
-                start_compute(conf, transport, placement, api_db, cell, load_driver(conf), host)
+                start_compute(conf, transport, placement, api_db, cell, driver, host)
             )
 
 
@@ -102,7 +109,7 @@ def _only_cell(api_db: sa.Engine) -> str:
 def run(role: str, config_files: Sequence[str]) -> int:
     """Run ``role`` until interrupted."""
     conf = preflight.load_config(config_files)
-    logs.setup(conf)
+    logs.setup(conf, f"openkeel-{role}")
     with preflight.starting("start-up"):
         roles = start(role, conf)
     print(f"OpenKeel {role} running on {conf.transport_url.split('@')[-1]}", flush=True)

@@ -31,10 +31,12 @@ def make_config(
     args: Sequence[str] = (),
     config_files: Sequence[str] = (),
     overrides: dict[str, object] | None = None,
+    defaults: dict[str, object] | None = None,
 ) -> cfg.ConfigOpts:
     """A ConfigOpts with every OpenKeel option registered, parsed from ``config_files``.
 
-    ``overrides`` maps ``"group.option"`` (or ``"option"`` for DEFAULT) to a value.
+    ``overrides`` and ``defaults`` map ``"group.option"`` (or ``"option"`` for DEFAULT) to a
+    value: an override wins over the files, a default only stands where no file sets one.
     """
     conf = cfg.ConfigOpts()
     for module in (
@@ -54,6 +56,9 @@ def make_config(
         module.register(conf)
     # [oslo_policy] (policy_file, enforce_scope ...) is oslo.policy's own group.
     policy_opts.set_defaults(conf)
+    for dotted, value in (defaults or {}).items():
+        group, _, name = dotted.rpartition(".")
+        conf.set_default(name, value, group=group or None)
     conf(
         list(args),
         project="openkeel",

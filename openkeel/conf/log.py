@@ -32,7 +32,21 @@ DEFAULT_LOG_LEVELS = [
 
 OPTS = [
     cfg.BoolOpt("debug", default=False, help="Log DEBUG lines too (else INFO and above)."),
-    cfg.StrOpt("log_file", help="Append the log to this file instead of standard error."),
+    cfg.StrOpt(
+        "log_file",
+        help="Append the log to this file instead of standard error (relative: under "
+        "log_dir when that is set).",
+    ),
+    cfg.StrOpt(
+        "log_dir",
+        help="Directory of the log file: log_file is relative to it, and without log_file "
+        "each role writes <log_dir>/openkeel-<role>.log.",
+    ),
+    cfg.BoolOpt(
+        "use_stderr",
+        default=False,
+        help="Also log to standard error when the log goes to a file.",
+    ),
     cfg.StrOpt(
         "logging_context_format_string",
         default=CONTEXT_FORMAT,

@@ -16,7 +16,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from openkeel.clients.placement_models import AllocationRequest
+from openkeel.clients.placement_models import AllocationRequest, ProviderSummary
 from openkeel.db.cells import CELL0_UUID
 from openkeel.db.repositories import scheduler_hosts as repo
 from openkeel.domain.aggregates import AZ_KEY, Aggregate
@@ -83,6 +83,32 @@ class HostState:
     def aggregate_values(self, key: str) -> list[str]:
         """The values of metadata ``key`` over the host's aggregates."""
         return [agg.metadata[key] for agg in self.aggregates if key in agg.metadata]
+
+    def use_current_usage(self, summary: ProviderSummary) -> None:
+        """Take free RAM, free disk and used VCPUs from Placement's summary of this node.
+
+        The ``compute_nodes`` row changes only at the compute's resource audit (60 s), so every
+        request of a burst between two audits saw the same free RAM and the weighers stacked
+        the whole burst on one host. Placement's usage includes every claim made so far, by
+        this scheduler or another. Capacity is ``(total - reserved) * ratio``, so free is
+        ``capacity / ratio - used``, what the row says right after an audit.
+        """
+        for rc, ratio, apply in (
+            ("MEMORY_MB", self.ram_allocation_ratio, self._set_free_ram),
+            ("DISK_GB", self.disk_allocation_ratio, self._set_free_disk),
+        ):
+            found = summary.resources.get(rc)
+            if found is not None and ratio > 0:
+                apply(int(found.capacity / ratio) - found.used)
+        vcpu = summary.resources.get("VCPU")
+        if vcpu is not None:
+            self.vcpus_used = vcpu.used
+
+    def _set_free_ram(self, free_mb: int) -> None:
+        self.free_ram_mb = free_mb
+
+    def _set_free_disk(self, free_gb: int) -> None:
+        self.free_disk_mb = free_gb * 1024
 
     def consume(self, request: SchedulingRequest) -> None:
         """Account for one instance of ``request`` placed here (Nova's consume_from_request)."""

@@ -226,6 +226,7 @@ class HostSelector:
         hosts = self._hosts.load(answer.provider_summaries.keys(), aggregates)
         for host in hosts:
             host.allocation_candidates = list(by_provider.get(host.uuid, ()))
+            host.use_current_usage(answer.provider_summaries[host.uuid])
         return prefilter_hosts(hosts, request)
 
     def _target(self, request: SchedulingRequest) -> tuple[str | None, bool]:

@@ -77,6 +77,17 @@ def test_boot_from_volume_claims_no_root_disk(three: Cloud) -> None:
     assert resources == {"VCPU": 1, "MEMORY_MB": 1024, "DISK_GB": 2}
 
 
+def test_weighers_see_claims_made_since_the_last_resource_audit(three: Cloud) -> None:
+    """The compute_nodes rows still say every host is empty (no audit ran since), but
+    Placement holds claims on host1 and host2: a burst's next server goes to host3."""
+    for host in ("host1", "host2"):
+        three.placement.claim(
+            str(uuid.uuid4()), {three.providers[host]: {"VCPU": 1, "MEMORY_MB": 1024, "DISK_GB": 10}},
+            project_id="p1", user_id="u1",
+        )  # fmt: skip
+    assert chosen_hosts(select(three.endpoint(), spec(), uuids(1))) == ["host3"]
+
+
 def test_capacity_is_respected_and_instances_spread(three: Cloud) -> None:
     instances = uuids(6)
     result = select(three.endpoint(), spec(num_instances=6), instances)

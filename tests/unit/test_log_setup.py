@@ -67,3 +67,23 @@ def test_unwritable_log_file_is_one_clear_start_up_error(tmp_path: Path) -> None
     conf.set_override("log_file", str(tmp_path / "missing" / "openkeel.log"))
     with pytest.raises(StartupError, match=r"^\[DEFAULT\] log_file .*: No such file or directory$"):
         logs.setup(conf)
+
+
+def test_log_dir_places_the_file_and_use_stderr_adds_standard_error(
+    tmp_path: Path, restore_logging: None
+) -> None:
+    conf = make_config()
+    logs.register_options(conf)
+    conf.set_override("log_dir", str(tmp_path))
+    assert logs.log_path(conf, "openkeel-compute") == tmp_path / "openkeel-compute.log"
+    conf.set_override("log_file", "named.log")
+    assert logs.log_path(conf) == tmp_path / "named.log"
+    logs.setup(conf)
+    named = [h for h in logging.getLogger().handlers if h.get_name() == logs.HANDLER_NAME]
+    assert [type(h) for h in named] == [logging.FileHandler]
+    conf.set_override("use_stderr", True)
+    logs.setup(conf)
+    named = [h for h in logging.getLogger().handlers if h.get_name() == logs.HANDLER_NAME]
+    assert [type(h) for h in named] == [logging.FileHandler, logging.StreamHandler]
+    logging.getLogger("openkeel.test").warning("both")
+    assert (tmp_path / "named.log").read_text().endswith("both\n")
