@@ -102,8 +102,7 @@ class ConductorDeps:
         was being scheduled, or settled elsewhere): allocations freed, row deleted."""
         self.free_allocations(uuid)
         try:
-            records.update(uuid, InstanceUpdate(vm_state=VmState.DELETED.value, task_state=None))
-            records.soft_delete(uuid)
+            records.delete_row(uuid)
         except InstanceNotFound:
             LOG.debug("Instance %s was already removed", uuid)
 

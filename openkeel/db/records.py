@@ -23,6 +23,7 @@ from openkeel.db.schema import cell as cell_schema
 from openkeel.db.softdelete import ReadDeleted, live
 from openkeel.domain.errors import NotFound
 from openkeel.domain.instances import UNSET, Instance, InstanceNotFound, InstanceUpdate
+from openkeel.domain.states import VmState
 from openkeel.runtime.clock import Clock
 
 LOG = logging.getLogger(__name__)
@@ -128,6 +129,15 @@ class InstanceRecords:
 
     def soft_delete(self, uuid: str) -> Instance:
         with self.db.begin() as conn:
+            return instance_repo.soft_delete(conn, uuid)
+
+    def delete_row(self, uuid: str, changes: InstanceUpdate | None = None) -> Instance:
+        """Mark the row DELETED (with ``changes``) and soft-delete it in one transaction: never
+        a live row that says DELETED (a database lost between two transactions left one,
+        listed for good)."""
+        final = changes or InstanceUpdate(vm_state=VmState.DELETED.value, task_state=None)
+        with self.db.begin() as conn:
+            instance_repo.update(conn, uuid, final)
             return instance_repo.soft_delete(conn, uuid)
 
     def on_host(self, host: str) -> list[Instance]:

@@ -186,6 +186,22 @@ def test_cell_row_without_a_server_is_removed(
     assert _live(cloud, CELL1_UUID, kept.uuid) is not None
 
 
+def test_live_row_marked_deleted_without_a_server_is_removed(
+    cloud: Cloud, conductors: list[ConductorService]
+) -> None:
+    """A removal cut short by a database restart (the row said DELETED, the soft delete never
+    ran): the server is gone from the API DB, the row must not stay listed for good."""
+    old = cloud.clock.now() - datetime.timedelta(minutes=5)
+    ghost = request_build(cloud)
+    withdraw_build_requests(cloud.services.api_db, [ghost.uuid])
+    cloud.cell1.create(replace(ghost, host="h", node="n", created_at=old, vm_state="deleted"))
+    removed = orphans.sweep_unmapped_instances(
+        _conductor(cloud, conductors).deps, cloud.clock.now()
+    )
+    assert removed == 1
+    assert _live(cloud, CELL1_UUID, ghost.uuid) is None
+
+
 def test_build_on_a_host_that_never_came_back_is_set_to_error(
     cloud: Cloud, conductors: list[ConductorService]
 ) -> None:

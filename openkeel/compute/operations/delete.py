@@ -61,7 +61,7 @@ def _finish(host: ComputeHost, uuid: str) -> None:
             instance_mappings.set_queued_for_delete(conn, uuid)
     except InstanceMappingNotFound:
         LOG.debug("Instance %s has no mapping to queue for delete", uuid)
-    host.records.update(
+    host.records.delete_row(
         uuid,
         InstanceUpdate(
             vm_state=VmState.DELETED.value,
@@ -71,4 +71,3 @@ def _finish(host: ComputeHost, uuid: str) -> None:
             network_info=[],
         ),
     )
-    host.records.soft_delete(uuid)

@@ -43,7 +43,9 @@ LOG = logging.getLogger(__name__)
 # A conductor creates the cell row a moment before it hands the build over; rows younger than
 # this are left to it.
 UNMAPPED_GRACE = datetime.timedelta(seconds=60)
-_SETTLED_STATES = (VmState.BUILDING.value, VmState.ERROR.value)
+# Rows a sweep may find without a server: a build nobody owns (building, ERROR), and a row
+# whose removal was cut short before its soft delete (DELETED but live).
+_SETTLED_STATES = (VmState.BUILDING.value, VmState.ERROR.value, VmState.DELETED.value)
 
 
 class BuildInterrupted(ComputeError):
