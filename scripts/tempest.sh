@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# tempest.sh - tempest's compute API tests against a fresh all-in-one in Keystone mode.
+#
+#   bash scripts/tempest.sh [REGEX]        default REGEX: tempest.api.compute
+#
+# Starts (or reuses) the real Keystone of scripts/start-keystone.sh, which registers the compute
+# endpoint at $COMPUTE_URL (default http://127.0.0.1:8774/v2.1); starts an all-in-one there in a
+# temporary data dir with [api] auth_strategy = keystone; writes a tempest.conf (dynamic
+# credentials from the Keystone admin, one worker, the features the all-in-one offers: two
+# hosts, resize, cold and live migration, its image API registered in Keystone's catalog; no
+# network or volume service yet); runs
+# `tempest run --regex REGEX`; prints the totals and the failures grouped by their cause.
+# Not part of scripts/test.sh (a full run takes long); the work dir is kept for inspection.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+REGEX=${1:-tempest.api.compute}
+PY=${PYTHON:-$ROOT/.venv/bin/python}
+BIN=$(dirname "$PY")
+export ADMIN_PASSWORD=${ADMIN_PASSWORD:-admin-secret}
+export COMPUTE_URL=${COMPUTE_URL:-http://127.0.0.1:8774/v2.1}
+PORT=$(echo "$COMPUTE_URL" | sed -E 's#^https?://[^:/]+:([0-9]+).*#\1#')
+KS=http://127.0.0.1:5000
+WORK=${TEMPEST_WORK:-$(mktemp -d /tmp/openkeel-tempest.XXXXXX)}
+log() { printf '[tempest.sh] %s\n' "$*"; }
+
+[ -x "$BIN/tempest" ] || { echo "tempest is not installed: pip install -e '.[oracle]'" >&2; exit 1; }
+bash "$ROOT/scripts/start-keystone.sh"
+if curl -s -o /dev/null --max-time 2 "$COMPUTE_URL/"; then
+    echo "tempest.sh: something already answers at $COMPUTE_URL; stop it first" >&2
+    exit 1
+fi
+
+cat >"$WORK/openkeel.conf" <<CONF
+[api]
+auth_strategy = keystone
+[keystone_authtoken]
+auth_url = $KS/v3
+www_authenticate_uri = $KS
+username = admin
+password = $ADMIN_PASSWORD
+project_name = admin
+user_domain_id = default
+project_domain_id = default
+CONF
+log "all-in-one in $WORK/data (log: $WORK/data/openkeel.log)"
+"$PY" -m openkeel.cmd.main all-in-one --data-dir "$WORK/data" --port "$PORT" \
+    --config-file "$WORK/openkeel.conf" >"$WORK/all-in-one.out" 2>&1 &
+AIO=$!
+trap 'kill "$AIO" 2>/dev/null || true; wait "$AIO" 2>/dev/null || true' EXIT
+for _ in $(seq 1 120); do
+    curl -s -o /dev/null --max-time 2 "$COMPUTE_URL/" && break
+    kill -0 "$AIO" 2>/dev/null || { cat "$WORK/all-in-one.out" >&2; exit 1; }
+    sleep 0.5
+done
+IMAGE=$(curl -s -H "X-Auth-Token: $(curl -si "$KS/v3/auth/tokens" -H 'Content-Type: application/json' \
+    -d "{\"auth\":{\"identity\":{\"methods\":[\"password\"],\"password\":{\"user\":{\"name\":\"admin\",\"domain\":{\"id\":\"default\"},\"password\":\"$ADMIN_PASSWORD\"}}},\"scope\":{\"project\":{\"name\":\"admin\",\"domain\":{\"id\":\"default\"}}}}}" \
+    | awk -F': ' 'tolower($1)=="x-subject-token"{print $2}' | tr -d '\r')" \
+    -H "OpenStack-API-Version: compute 2.1" "$COMPUTE_URL/images" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["images"][0]["id"])')
+
+# The all-in-one's image API (Glance v2 under /image) in Keystone's catalog, once.
+"$PY" - "$KS/v3" "$ADMIN_PASSWORD" "${COMPUTE_URL%/v2.1}/image" <<'PYEOF'
+import sys
+from keystoneauth1 import session
+from keystoneauth1.identity import v3
+url, password, image_url = sys.argv[1:]
+ks = session.Session(auth=v3.Password(auth_url=url, username="admin", password=password,
+                                      project_name="admin", user_domain_id="default",
+                                      project_domain_id="default"))
+services = ks.get(f"{url}/services?type=image").json()["services"]
+sid = services[0]["id"] if services else ks.post(
+    f"{url}/services", json={"service": {"type": "image", "name": "glance"}}).json()["service"]["id"]
+found = ks.get(f"{url}/endpoints?service_id={sid}").json()["endpoints"]
+for iface in ("public", "internal", "admin"):
+    mine = [e for e in found if e["interface"] == iface]
+    if mine and mine[0]["url"] != image_url:
+        ks.patch(f"{url}/endpoints/{mine[0]['id']}", json={"endpoint": {"url": image_url}})
+    elif not mine:
+        ks.post(f"{url}/endpoints", json={"endpoint": {"service_id": sid, "interface": iface,
+                                                       "url": image_url, "region_id": "RegionOne"}})
+PYEOF
+
+cd "$WORK"
+[ -d ws ] || "$BIN/tempest" init --name "openkeel-$(basename "$WORK")" ws >/dev/null
+cat >ws/etc/tempest.conf <<CONF
+[DEFAULT]
+log_file = tempest.log
+[auth]
+use_dynamic_credentials = true
+admin_username = admin
+admin_password = $ADMIN_PASSWORD
+admin_project_name = admin
+admin_domain_name = Default
+[identity]
+uri_v3 = $KS/v3
+auth_version = v3
+region = RegionOne
+[identity-feature-enabled]
+api_v2 = false
+[compute]
+image_ref = $IMAGE
+image_ref_alt = $IMAGE
+flavor_ref = 1
+flavor_ref_alt = 2
+min_compute_nodes = 2
+min_microversion = 2.1
+max_microversion = latest
+build_timeout = 120
+[compute-feature-enabled]
+resize = true
+cold_migration = true
+live_migration = true
+block_migration_for_live_migration = false
+console_output = false
+interface_attach = false
+snapshot = false
+suspend = true
+pause = true
+shelve = false
+rescue = false
+change_password = false
+personality = false
+[image]
+image_path =
+[image-feature-enabled]
+import_image = false
+[service_available]
+glance = true
+neutron = false
+cinder = false
+swift = false
+[validation]
+run_validation = false
+CONF
+log "tempest run --regex '$REGEX' (workspace $WORK/ws)"
+cd ws
+status=0
+"$BIN/tempest" run --regex "$REGEX" --concurrency 1 >"$WORK/tempest-run.out" 2>&1 || status=$?
+tail -n 8 "$WORK/tempest-run.out"
+"$BIN/stestr" last --subunit 2>/dev/null | "$PY" "$ROOT/scripts/tempest_summary.py" || true
+log "details: $WORK/tempest-run.out, $WORK/ws/tempest.log"
+exit "$status"
