@@ -57,27 +57,29 @@ IMAGE=$(curl -s -H "X-Auth-Token: $(curl -si "$KS/v3/auth/tokens" -H 'Content-Ty
     | awk -F': ' 'tolower($1)=="x-subject-token"{print $2}' | tr -d '\r')" \
     -H "OpenStack-API-Version: compute 2.1" "$COMPUTE_URL/images" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["images"][0]["id"])')
 
-# The all-in-one's image API (Glance v2 under /image) in Keystone's catalog, once.
-"$PY" - "$KS/v3" "$ADMIN_PASSWORD" "${COMPUTE_URL%/v2.1}/image" <<'PYEOF'
+# The all-in-one's image API (Glance v2 under /image) in Keystone's catalog for this run; the
+# service is removed again at exit (the Keystone tests expect a catalog without it).
+catalog() {
+    "$PY" - "$KS/v3" "$ADMIN_PASSWORD" "${COMPUTE_URL%/v2.1}/image" "$1" <<'PYEOF'
 import sys
 from keystoneauth1 import session
 from keystoneauth1.identity import v3
-url, password, image_url = sys.argv[1:]
+url, password, image_url, what = sys.argv[1:]
 ks = session.Session(auth=v3.Password(auth_url=url, username="admin", password=password,
                                       project_name="admin", user_domain_id="default",
                                       project_domain_id="default"))
-services = ks.get(f"{url}/services?type=image").json()["services"]
-sid = services[0]["id"] if services else ks.post(
-    f"{url}/services", json={"service": {"type": "image", "name": "glance"}}).json()["service"]["id"]
-found = ks.get(f"{url}/endpoints?service_id={sid}").json()["endpoints"]
-for iface in ("public", "internal", "admin"):
-    mine = [e for e in found if e["interface"] == iface]
-    if mine and mine[0]["url"] != image_url:
-        ks.patch(f"{url}/endpoints/{mine[0]['id']}", json={"endpoint": {"url": image_url}})
-    elif not mine:
+for old in ks.get(f"{url}/services?type=image&name=openkeel-image").json()["services"]:
+    ks.delete(f"{url}/services/{old['id']}")  # its endpoints go with it
+if what == "add":
+    sid = ks.post(f"{url}/services", json={"service": {"type": "image",
+                                                       "name": "openkeel-image"}}).json()["service"]["id"]
+    for iface in ("public", "internal", "admin"):
         ks.post(f"{url}/endpoints", json={"endpoint": {"service_id": sid, "interface": iface,
                                                        "url": image_url, "region_id": "RegionOne"}})
 PYEOF
+}
+catalog add
+trap 'catalog remove || true; kill "$AIO" 2>/dev/null || true; wait "$AIO" 2>/dev/null || true' EXIT
 
 cd "$WORK"
 [ -d ws ] || "$BIN/tempest" init --name "openkeel-$(basename "$WORK")" ws >/dev/null

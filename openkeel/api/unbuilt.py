@@ -87,9 +87,6 @@ ROUTES: tuple[tuple[str, str, str, str], ...] = (
     ("POST", "/servers/{server_id}/os-interface", "2.1", "2.104"),
     ("GET", "/servers/{server_id}/os-interface/{id}", "2.1", "2.104"),
     ("DELETE", "/servers/{server_id}/os-interface/{id}", "2.1", "2.104"),
-    # server_password
-    ("GET", "/servers/{server_id}/os-server-password", "2.1", "2.104"),
-    ("DELETE", "/servers/{server_id}/os-server-password", "2.1", "2.104"),
     # volume_attachments
     ("GET", "/servers/{server_id}/os-volume_attachments", "2.1", "2.104"),
     ("POST", "/servers/{server_id}/os-volume_attachments", "2.1", "2.104"),
@@ -105,8 +102,6 @@ ROUTES: tuple[tuple[str, str, str, str], ...] = (
     ("POST", "/servers/{server_id}/shares", "2.97", "2.104"),
     ("GET", "/servers/{server_id}/shares/{id}", "2.97", "2.104"),
     ("DELETE", "/servers/{server_id}/shares/{id}", "2.97", "2.104"),
-    # server_topology
-    ("GET", "/servers/{server_id}/topology", "2.78", "2.104"),
 )
 ACTIONS: tuple[tuple[str, str, str, str], ...] = (
     ("/servers/{id}/action", "addFixedIp", "2.1", "2.43"),

@@ -192,6 +192,8 @@ class World:
             "/servers/{id}/action": f"/servers/{sid}/action",
             "/servers/{server_id}/ips": f"/servers/{sid}/ips",
             "/servers/{server_id}/ips/{id}": f"/servers/{sid}/ips/private",
+            "/servers/{server_id}/os-server-password": f"/servers/{sid}/os-server-password",
+            "/servers/{server_id}/topology": f"/servers/{sid}/topology",
             "/servers/{server_id}/metadata": f"/servers/{sid}/metadata",
             "/servers/{server_id}/metadata/{id}": f"/servers/{sid}/metadata/fuzz",
             "/servers/{server_id}/migrations": f"/servers/{sid}/migrations",

@@ -16,7 +16,7 @@ from openkeel.api.context import RequestContext
 from openkeel.api.services import ApiServices
 from openkeel.api.usecases.quotas import effective_limit
 from openkeel.api.usecases.servers.lifecycle import InstanceIsLocked
-from openkeel.api.usecases.servers.lookup import FoundServer, find_server
+from openkeel.api.usecases.servers.lookup import FoundServer, find_allowed
 from openkeel.db.engine import reader
 from openkeel.db.repositories import instance_metadata, instances
 from openkeel.domain.errors import Invalid, NotFound, OverQuota
@@ -35,9 +35,7 @@ class ServerMetadataService:
         self._context = context
 
     def _find(self, server_id: str, rule: str) -> FoundServer:
-        found = find_server(self._services, self._context, server_id)
-        self._context.can(POLICY % rule, {"project_id": found.instance.project_id})
-        return found
+        return find_allowed(self._services, self._context, server_id, POLICY % rule)
 
     def _current(self, found: FoundServer) -> dict[str, str]:
         if found.cell_uuid is None:

@@ -107,3 +107,13 @@ def find_server(
     if not context.is_admin and found.instance.project_id != context.project_id:
         raise InstanceNotFound(server_id)
     return found
+
+
+def find_allowed(
+    services: ApiServices, context: RequestContext, server_id: str, rule: str
+) -> FoundServer:
+    """The visible server ``server_id`` once ``rule`` allows the caller on its project (the
+    sub-resource use cases' first step; an invisible server is a 404 before any policy)."""
+    found = find_server(services, context, server_id)
+    context.can(rule, {"project_id": found.instance.project_id})
+    return found

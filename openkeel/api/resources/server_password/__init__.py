@@ -1,0 +1,1 @@
+"""/servers/{server_id}/os-server-password: show and clear the server's encrypted password."""
