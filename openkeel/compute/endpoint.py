@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import ClassVar
 
 from openkeel.compute.host import ComputeHost
-from openkeel.compute.operations import delete, power, resize_verify, soft_delete
+from openkeel.compute.operations import console, delete, power, resize_verify, soft_delete
 from openkeel.compute.operations import live_migrate as live_ops
 from openkeel.compute.operations import pause as pause_ops
 from openkeel.compute.operations import resize as resize_ops
@@ -110,3 +110,8 @@ class ComputeEndpoint:
         self, context: CallContext, msg: m.LiveMigrationForceComplete
     ) -> None:
         live_ops.live_migration_force_complete(self._host, context, msg.instance_uuid)
+
+    # --- guest access ------------------------------------------------------------------------
+
+    def get_console_output(self, context: CallContext, msg: m.GetConsoleOutput) -> str:
+        return console.console_output(self._host, msg.instance_uuid, msg.tail_length)

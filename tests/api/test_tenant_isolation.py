@@ -252,6 +252,7 @@ ACTION_BODIES: dict[tuple[str, str], Any] = {
     ("/os-aggregates/{id}/action", "remove_host"): {"host": "host1"},
     ("/os-aggregates/{id}/action", "set_metadata"): {"metadata": {"bob": "x"}},
     (ACTIONS_PATH, "createImage"): {"name": "bob-snap"},
+    (ACTIONS_PATH, "os-getConsoleOutput"): {"length": 10},
     (ACTIONS_PATH, "os-getRDPConsole"): {"type": "rdp-html5"},
     (ACTIONS_PATH, "os-migrateLive"): {"host": None, "block_migration": "auto"},
     (ACTIONS_PATH, "os-resetState"): {"state": "error"},
@@ -488,7 +489,7 @@ EXPECT: dict[tuple[str, str, str], int | str | tuple[int | str, int | str]] = {
 }
 SERVER_ACTIONS = (
     "confirmResize", "createImage", "forceDelete", "injectNetworkInfo", "lock", "migrate",
-    "os-migrateLive", "os-resetState", "os-start", "os-stop", "pause", "reboot", "rebuild",
+    "os-getConsoleOutput", "os-migrateLive", "os-resetState", "os-start", "os-stop", "pause", "reboot", "rebuild",
     "resize", "restore", "resume", "revertResize", "suspend", "trigger_crash_dump", "unlock",
     "unpause",
 )  # fmt: skip

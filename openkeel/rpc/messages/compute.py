@@ -236,10 +236,22 @@ class LiveMigrationForceComplete(InstanceMessage):
     method: ClassVar[str] = "live_migration_force_complete"
 
 
+# --- guest access (openkeel.compute.operations.console) ------------------------------------
+
+
+@dataclass(frozen=True)
+class GetConsoleOutput(InstanceMessage):
+    """The guest's console log, its last ``tail_length`` lines when given (API, call)."""
+
+    method: ClassVar[str] = "get_console_output"
+
+    tail_length: int | None = None
+
+
 MESSAGES = by_method(
     BuildAndRunInstance, TerminateInstance, SoftDeleteInstance, RestoreInstance, StartInstance,
     StopInstance, PauseInstance, UnpauseInstance, SuspendInstance, ResumeInstance,
     InjectNetworkInfo, RebootInstance, PrepResize, ResizeInstance, FinishResize, ConfirmResize,
     RevertResize, FinishRevertResize, LiveMigration, PostLiveMigrationAtDestination,
-    LiveMigrationAbort, LiveMigrationForceComplete,
+    LiveMigrationAbort, LiveMigrationForceComplete, GetConsoleOutput,
 )  # fmt: skip

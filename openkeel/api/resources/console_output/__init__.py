@@ -1,0 +1,1 @@
+"""``os-getConsoleOutput`` on /servers/{id}/action: the guest's console log."""
