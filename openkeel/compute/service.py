@@ -20,6 +20,7 @@ from openkeel.clients.placement import PlacementClient
 from openkeel.compute import periodic_tasks, reconcile
 from openkeel.compute.endpoint import ComputeEndpoint
 from openkeel.compute.host import ComputeHost
+from openkeel.compute.lifecycle import LifecycleHandler
 from openkeel.compute.resource_tracker import ResourceTracker
 from openkeel.db.records import InstanceRecords
 from openkeel.db.repositories import host_mappings, services
@@ -78,6 +79,7 @@ class ComputeService:
         )
         self.periodic = PeriodicRunner(self.clock)
         self.service_id: int | None = None
+        self.lifecycle: LifecycleHandler | None = None
         self._server: RpcServer | None = None
 
     @property
@@ -92,12 +94,14 @@ class ComputeService:
             self._map_host()
             self.host.tracker.update_available_resource(self.service_id)
             reconcile.init_instances(self.host)
+            self.lifecycle = LifecycleHandler(self.host).start()
             self._server = RpcServer(
                 self.transport, Target(TOPIC, server=self.hostname), [ComputeEndpoint(self.host)]
             ).start()
         except BaseException:
             # A start that fails still releases what init_host opened (the driver's watch
             # thread and connections), so a caller that retries or exits leaks nothing.
+            self._stop_lifecycle()
             self.host.driver.cleanup_host(self.hostname)
             raise
         self._register_tasks()
@@ -113,7 +117,13 @@ class ComputeService:
         if self._server is not None:
             self._server.stop(drain=drain)
             self._server = None
+        self._stop_lifecycle()
         self.host.driver.cleanup_host(self.hostname)
+
+    def _stop_lifecycle(self) -> None:
+        if self.lifecycle is not None:
+            self.lifecycle.stop()
+            self.lifecycle = None
 
     # --- registration ----------------------------------------------------------------------
 

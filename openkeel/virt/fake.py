@@ -247,11 +247,18 @@ class FakeDriver(ComputeDriver):
         self._transition(instance.uuid, "reboot", set(PowerState), PowerState.RUNNING)
 
     def power_off(self, instance: InstanceRef, timeout: int = 0, retry_interval: int = 0) -> None:
+        """A guest that vanished behind our back is as off as can be: nothing to do."""
         self._enter("power_off", instance.uuid)
+        if instance.uuid not in self._guests:
+            return
         self._transition(instance.uuid, "power off", set(PowerState), PowerState.SHUTDOWN)
 
     def power_on(self, instance: InstanceSpec) -> None:
+        """Start the guest; one that vanished behind our back is defined again."""
         self._enter("power_on", instance.uuid)
+        if instance.uuid not in self._guests:
+            self.spawn(instance)
+            return
         allowed = {PowerState.SHUTDOWN, PowerState.CRASHED, PowerState.NOSTATE}
         self._transition(instance.uuid, "power on", allowed, PowerState.RUNNING)
 

@@ -19,6 +19,7 @@ from typing import Any
 from openkeel.compute import guest
 from openkeel.compute.host import ComputeHost
 from openkeel.compute.operations.outcome import GONE, free_allocations, set_error
+from openkeel.domain.errors import ComputeError
 from openkeel.domain.instances import (
     Instance,
     InstanceNotFound,
@@ -55,8 +56,10 @@ def build_and_run(host: ComputeHost, context: CallContext, args: BuildAndRunInst
         except Exception as exc:
             LOG.exception("Build of instance %s failed", uuid)
             failure = exc
-            _cleanup(host, uuid, args)
-            _after_failure(host, context, args, exc)
+            if _cleanup(host, uuid, args):
+                _after_failure(host, context, args, exc)
+            else:
+                _abort(host, uuid, exc)
         host.records.event_finish(uuid, context.request_id, EVENT, failure)
 
 
@@ -102,22 +105,44 @@ def _build(host: ComputeHost, args: BuildAndRunInstance) -> None:
     )
 
 
-def _cleanup(host: ComputeHost, uuid: str, args: BuildAndRunInstance) -> None:
-    """Remove what a failed build may have left: the guest and the network allocation."""
+def _cleanup(host: ComputeHost, uuid: str, args: BuildAndRunInstance) -> bool:
+    """Remove what a failed build may have left: the guest and the network allocation.
+    False when the guest could not be destroyed (it may still be there)."""
     try:
         instance = host.records.get(uuid, read_deleted="yes")
     except InstanceNotFound:
-        return
+        return True
+    destroyed = True
     try:
         host.driver.destroy(guest.instance_ref(host.conf, instance))
     except Exception:
         LOG.exception("Could not destroy the guest of failed build %s", uuid)
+        destroyed = False
     try:
         host.network.deallocate_for_instance(host.net_ref(uuid, instance.project_id))
         if not instance.deleted:
             host.records.update(uuid, InstanceUpdate(network_info=[]))
     except Exception:
         LOG.exception("Could not deallocate the networks of failed build %s", uuid)
+    return destroyed
+
+
+def _abort(host: ComputeHost, uuid: str, exc: BaseException) -> None:
+    """A failed build whose guest could not be cleaned up is not rescheduled (Nova's
+    BuildAbortException): another host would build a second guest while this one may still
+    run. The server goes to ERROR and, unlike Nova, keeps this host and its allocation, so
+    that deleting it reaches this host's driver, which removes what is left."""
+    LOG.error("Build of %s failed and its guest could not be cleaned up: not rescheduled", uuid)
+    set_error(host, uuid, BuildAborted(uuid, exc))
+
+
+class BuildAborted(ComputeError):
+    """Fault of a build that failed and could not be cleaned up."""
+
+    def __init__(self, uuid: str, cause: BaseException) -> None:
+        super().__init__(
+            f"Build of instance {uuid} aborted: {cause}; the guest could not be cleaned up"
+        )
 
 
 def _after_failure(

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import time
 from collections.abc import Callable
+from typing import TypeVar
 
 from openkeel.domain.states import PowerState
 from openkeel.virt import errors
@@ -24,6 +26,9 @@ from openkeel.virt.kubevirt.nodes import parse_quantity
 from openkeel.virt.kubevirt.state import PowerTracker, power_state, resource_version
 from openkeel.virt.kubevirt.virtapi import VirtApi
 from openkeel.virt.model import InstanceRef, InstanceSpec
+
+LOG = logging.getLogger(__name__)
+T = TypeVar("T")
 
 LABEL_NODE = f"{naming.DOMAIN}/node"  # the node (hypervisor) a server belongs to
 NODE_NAME_LABEL = "kubevirt.io/nodeName"  # set on VMIs by virt-controller once scheduled
@@ -127,10 +132,18 @@ class KubevirtBase(ComputeDriver):
         return state, vmi
 
     def _wait(self, ref: InstanceRef, wanted: set[PowerState], what: str) -> JsonObj | None:
-        """Poll until the power state is in ``wanted``; return the VMI then."""
+        """Poll until the power state is in ``wanted``; return the VMI then. An API server
+        that does not answer for a while (a restart, a network blip) is waited out until the
+        deadline, as a slow guest would be."""
         deadline = time.monotonic() + self.wait_timeout
         while True:
-            state, vmi = self._state(ref)
+            try:
+                state, vmi = self._state(ref)
+            except KubeError as exc:
+                if not transient(exc) or time.monotonic() > deadline:
+                    raise _driver_error(exc) from exc
+                time.sleep(self.poll_interval)
+                continue
             if state in wanted:
                 return vmi
             if state == PowerState.CRASHED:
@@ -143,13 +156,35 @@ class KubevirtBase(ComputeDriver):
             time.sleep(self.poll_interval)
 
     def _wait_for(self, check: Callable[[], bool], what: str) -> None:
+        """Poll ``check`` until it holds; transient API errors are waited out (see _wait)."""
         deadline = time.monotonic() + self.wait_timeout
-        while not check():
+        while not self._checked(check, deadline):
             if time.monotonic() > deadline:
                 raise errors.TransientDriverError(
                     f"Timed out after {self.wait_timeout:g} s {what}."
                 )
             time.sleep(self.poll_interval)
+
+    def _retrying(self, action: Callable[[], T], what: str) -> T:
+        """Run an idempotent ``action``, retrying transient API errors until the deadline."""
+        deadline = time.monotonic() + self.wait_timeout
+        while True:
+            try:
+                return action()
+            except KubeError as exc:
+                if not transient(exc) or time.monotonic() > deadline:
+                    raise _driver_error(exc) from exc
+                LOG.warning("Kubernetes API error while %s, retrying: %s", what, exc)
+            time.sleep(max(self.poll_interval, 0.1))
+
+    @staticmethod
+    def _checked(check: Callable[[], bool], deadline: float) -> bool:
+        try:
+            return check()
+        except KubeError as exc:
+            if not transient(exc) or time.monotonic() > deadline:
+                raise _driver_error(exc) from exc
+            return False
 
     # --- power primitives --------------------------------------------------------------------
 
@@ -184,6 +219,14 @@ class KubevirtBase(ComputeDriver):
         if state not in allowed:
             raise errors.InvalidGuestState(ref.uuid, operation, state.name.lower())
         return state
+
+
+TRANSIENT_STATUSES = frozenset({0, 429, 500, 502, 503, 504})
+
+
+def transient(exc: KubeError) -> bool:
+    """An error worth retrying: no answer, or the server is overloaded or restarting."""
+    return exc.status in TRANSIENT_STATUSES and not isinstance(exc, k.ClosedError)
 
 
 def _driver_error(exc: KubeError) -> errors.DriverError:

@@ -9,6 +9,7 @@ every operation: /work/shared/spec/kubevirt-mapping.md; choices: docs/decisions 
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Sequence
 from typing import Any
 
@@ -46,6 +47,7 @@ from openkeel.virt.model import (
     RebootType,
 )
 
+LOG = logging.getLogger(__name__)
 RUNNING_LIKE = {PowerState.RUNNING, PowerState.PAUSED, PowerState.SUSPENDED}
 
 
@@ -167,12 +169,18 @@ class KubevirtDriver(MigrationMixin, RescueMixin, DevicesMixin):
         power_on: bool = True,
     ) -> None:
         built = self._manifests(instance)
-        existing = self._vm(instance.ref)
-        if existing is not None:
-            if existing["metadata"].get("annotations", {}).get(ANNOTATION_SPEC_HASH) != built.vm["metadata"]["annotations"][ANNOTATION_SPEC_HASH]:  # fmt: skip
-                raise errors.InstanceExists(instance.uuid)
-        else:
-            self._create(built)
+        existing = self._retrying(lambda: self._vm(instance.ref), "reading the VM")
+        wanted_hash = built.vm["metadata"]["annotations"][ANNOTATION_SPEC_HASH]
+        if existing is not None and existing["metadata"].get("annotations", {}).get(ANNOTATION_SPEC_HASH) != wanted_hash:  # fmt: skip
+            # Another definition of this server (an earlier attempt on another node that
+            # could not be cleaned up): the build fails rather than take it over; a failed
+            # build's clean-up removes its objects before any reschedule (compute build.py).
+            raise errors.InstanceExists(instance.uuid)
+        if existing is None:
+            # A VM of this server still being deleted (foreground) must be gone first.
+            self._wait_for(lambda: self.client.get_or_none(k.VMS, self._name(instance.ref), self._ns(instance.ref)) is None,
+                           f"waiting for the old VM of {instance.uuid} to go")  # fmt: skip
+            self._retrying(lambda: self._create(built), f"creating the objects of {instance.uuid}")
         self.tracker.observe(instance.uuid, PowerState.SHUTDOWN, 0, silent=True)
         if power_on:
             self._start(instance.ref)
@@ -180,15 +188,20 @@ class KubevirtDriver(MigrationMixin, RescueMixin, DevicesMixin):
             self._wait(instance.ref, {PowerState.SHUTDOWN}, "defining")
 
     def _create(self, built: vm_manifests.ServerManifests) -> None:
-        try:
-            self.client.ensure_namespace(built.namespace, {naming.LABEL_MANAGED_BY: naming.MANAGED_BY})  # fmt: skip
-            for dv in built.data_volumes:
-                self.client.ensure(k.DATA_VOLUMES, dv)
-            for secret in built.secrets:
-                self.client.ensure(k.SECRETS, secret)
-            self.client.ensure(k.VMS, built.vm)
-        except KubeError as exc:
-            raise _error(exc) from exc
+        """Create what is missing (idempotent: a retry after a lost answer is harmless)."""
+        self.client.ensure_namespace(built.namespace, {naming.LABEL_MANAGED_BY: naming.MANAGED_BY})  # fmt: skip
+        for dv in built.data_volumes:
+            self.client.ensure(k.DATA_VOLUMES, dv)
+        for secret in built.secrets:
+            self.client.ensure(k.SECRETS, secret)
+        self.client.ensure(k.VMS, built.vm)
+
+    def _delete_vm(self, ref: InstanceRef) -> None:
+        """Delete the VM in the foreground (its VMI and owned DataVolumes first) and wait
+        until it is gone."""
+        name, ns = self._name(ref), self._ns(ref)
+        self._retrying(lambda: self.client.delete(k.VMS, name, ns, "Foreground"), f"deleting the VM of {ref.uuid}")  # fmt: skip
+        self._wait_for(lambda: self.client.get_or_none(k.VMS, name, ns) is None, f"deleting instance {ref.uuid}")  # fmt: skip
 
     def destroy(
         self,
@@ -197,15 +210,13 @@ class KubevirtDriver(MigrationMixin, RescueMixin, DevicesMixin):
         network: Sequence[NetworkInterface] = (),
         destroy_disks: bool = True,
     ) -> None:
-        vm = self._vm(instance)
+        vm = self._retrying(lambda: self._vm(instance), f"reading the VM of {instance.uuid}")
         if vm is not None and self._is_resize_destination(vm):
             self._drop_resize_destination(instance, vm)
             return
         if vm is not None:
-            self.client.delete(k.VMS, self._name(instance), self._ns(instance), "Foreground")
-            self._wait_for(lambda: self.client.get_or_none(k.VMS, self._name(instance), self._ns(instance)) is None,
-                           f"deleting instance {instance.uuid}")  # fmt: skip
-        self._state(instance)
+            self._delete_vm(instance)
+        self._retrying(lambda: self._state(instance), f"reading the VMI of {instance.uuid}")
         self.cleanup(instance, network=network, destroy_disks=destroy_disks)
 
     def cleanup(
@@ -218,11 +229,15 @@ class KubevirtDriver(MigrationMixin, RescueMixin, DevicesMixin):
     ) -> None:
         ns, selector = self._ns(instance), naming.server_selector(instance.uuid)
         kinds = [k.SECRETS, k.DATA_VOLUMES] if destroy_disks else [k.SECRETS]
-        for res in kinds:
-            for obj in self.client.items(res, ns, selector):
-                if res is k.DATA_VOLUMES and naming.ANNOTATION_VOLUME_ID in obj["metadata"].get("annotations", {}):  # fmt: skip
-                    continue  # a volume outlives the server
-                self.client.delete(res, obj["metadata"]["name"], ns)
+
+        def remove() -> None:
+            for res in kinds:
+                for obj in self.client.items(res, ns, selector):
+                    if res is k.DATA_VOLUMES and naming.ANNOTATION_VOLUME_ID in obj["metadata"].get("annotations", {}):  # fmt: skip
+                        continue  # a volume outlives the server
+                    self.client.delete(res, obj["metadata"]["name"], ns)
+
+        self._retrying(remove, f"removing the objects of {instance.uuid}")
 
     def reboot(self, instance: InstanceRef, reboot_type: RebootType) -> None:
         if reboot_type == RebootType.SOFT:
@@ -238,11 +253,21 @@ class KubevirtDriver(MigrationMixin, RescueMixin, DevicesMixin):
         self._start(instance)
 
     def power_off(self, instance: InstanceRef, timeout: int = 0, retry_interval: int = 0) -> None:
-        self._require_vm(instance)
+        """Stop the guest. A VM deleted behind our back is as off as can be: done (as
+        libvirt's power off of a vanished domain)."""
+        if self._vm(instance) is None:
+            LOG.warning("Instance %s has no VirtualMachine: nothing to power off", instance.uuid)
+            self._state(instance)
+            return
         self._stop(instance, grace_period=timeout)
 
     def power_on(self, instance: InstanceSpec) -> None:
-        self._require_vm(instance.ref)
+        """Start the guest; a VM deleted behind our back is defined again from the server
+        (as libvirt's power on regenerates the domain), its root disk from the image."""
+        if self._vm(instance.ref) is None:
+            LOG.warning("Instance %s has no VirtualMachine: defining it again", instance.uuid)
+            self.spawn(instance)
+            return
         self._start(instance.ref)
 
     def _call(self, action: Any, ref: InstanceRef) -> None:

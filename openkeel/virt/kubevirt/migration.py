@@ -10,6 +10,7 @@ phases, not memory counters, so progress is derived from the phase.
 from __future__ import annotations
 
 import json
+import logging
 import time
 from datetime import UTC, datetime
 
@@ -21,6 +22,7 @@ from openkeel.virt.kubevirt.base import LABEL_NODE, KubevirtBase, driver_error
 from openkeel.virt.kubevirt.client import HOSTNAME_LABEL, JsonObj, KubeError
 from openkeel.virt.kubevirt.manifests import naming
 from openkeel.virt.kubevirt.nodes import parse_quantity
+from openkeel.virt.kubevirt.state import condition
 from openkeel.virt.model import (
     DiskTransfer,
     FlavorSpec,
@@ -34,6 +36,7 @@ from openkeel.virt.model import (
     SnapshotTarget,
 )
 
+LOG = logging.getLogger(__name__)
 ANNOTATION_RESIZE = f"{naming.DOMAIN}/resize-source"
 # VMIM phase -> percent done (KubeVirt exposes no memory counters in the VMIM status).
 PHASE_PERCENT = {
@@ -148,22 +151,68 @@ class MigrationMixin(KubevirtBase):
     ) -> None:
         self._guest_state(instance, "live migrate", {PowerState.RUNNING, PowerState.PAUSED})
         ns, name = self._ns(instance), self._name(instance)
-        node = self.node_for_host(dest_host)
-        vmim = self.client.create(k.MIGRATIONS, {
-            "metadata": {"generateName": "kubevirt-migrate-vm-", "namespace": ns,
-                         "labels": {naming.LABEL_SERVER_ID: instance.uuid}},
-            "spec": {"vmiName": name, "addedNodeSelector": {HOSTNAME_LABEL: node}},
-        })  # fmt: skip
-        self._aborted.discard(vmim["metadata"]["name"])
-        self._follow(instance, vmim["metadata"]["name"], on_progress)
-
-        def move(vm: JsonObj) -> None:
-            template = vm["spec"]["template"]["spec"]
-            template.setdefault("nodeSelector", {})[HOSTNAME_LABEL] = node
-            vm["metadata"]["labels"][LABEL_NODE] = naming.label_value(node)
-
-        self._update_vm(instance, move)
+        node, source = self.node_for_host(dest_host), self.node
+        # The VMI is pinned to its node (nodeSelector kubernetes.io/hostname); a migration's
+        # addedNodeSelector can only restrict that, never override it. So the pin moves
+        # first: the VM template names the destination and KubeVirt's LiveUpdate rollout
+        # carries it to the running VMI; then the migration may target the destination.
+        self._pin(instance, node)
+        try:
+            vmim = self.client.create(k.MIGRATIONS, {
+                "metadata": {"generateName": "kubevirt-migrate-vm-", "namespace": ns,
+                             "labels": {naming.LABEL_SERVER_ID: instance.uuid}},
+                "spec": {"vmiName": name, "addedNodeSelector": {HOSTNAME_LABEL: node}},
+            })  # fmt: skip
+            self._aborted.discard(vmim["metadata"]["name"])
+            self._follow(instance, vmim["metadata"]["name"], on_progress)
+        except BaseException:
+            self._unpin_after_failure(instance, source)
+            raise
+        self._update_vm(instance, lambda vm: vm["metadata"]["labels"].__setitem__(LABEL_NODE, naming.label_value(node)))  # fmt: skip
         self.emit_event(LifecycleEvent(instance.uuid, LifecycleTransition.MIGRATION_COMPLETED, _now()))  # fmt: skip
+
+    def _pin(self, ref: InstanceRef, node: str) -> None:
+        """Make the VM template and the running VMI select ``node``; fail (pin restored)
+        when the cluster does not roll the change out to the VMI (vmRolloutStrategy Stage:
+        the VM reports RestartRequired instead)."""
+        source = self.node
+
+        def select(vm: JsonObj) -> None:
+            vm["spec"]["template"]["spec"].setdefault("nodeSelector", {})[HOSTNAME_LABEL] = node
+
+        self._update_vm(ref, select)
+
+        def rolled_out() -> bool:
+            vmi = self.client.get_or_none(k.VMIS, self._name(ref), self._ns(ref))
+            if vmi is None:
+                raise errors.InvalidGuestState(ref.uuid, "live migrate", "shutdown")
+            if (vmi["spec"].get("nodeSelector") or {}).get(HOSTNAME_LABEL) == node:
+                return True
+            vm = self.client.get(k.VMS, self._name(ref), self._ns(ref))
+            if condition(vm, "RestartRequired"):
+                raise errors.PermanentDriverError(
+                    f"Cannot live migrate {ref.uuid}: the VirtualMachineInstance keeps its node "
+                    "selector until a restart (KubeVirt's vmRolloutStrategy must be LiveUpdate)."
+                )
+            return False
+
+        try:
+            self._wait_for(rolled_out, f"moving the node selector of {ref.uuid} to {node}")
+        except BaseException:
+            self._unpin_after_failure(ref, source)
+            raise
+
+    def _unpin_after_failure(self, ref: InstanceRef, source: str) -> None:
+        """Point the template back at the node the guest still runs on (best effort: the
+        failure being handled is the one to report)."""
+
+        def select(vm: JsonObj) -> None:
+            vm["spec"]["template"]["spec"].setdefault("nodeSelector", {})[HOSTNAME_LABEL] = source
+
+        try:
+            self._update_vm(ref, select)
+        except Exception:
+            LOG.exception("Could not point the VM of %s back at node %s", ref.uuid, source)
 
     def _follow(self, ref: InstanceRef, vmim: str, on_progress: ProgressCallback) -> None:
         ns, last, deadline = self._ns(ref), None, time.monotonic() + self.wait_timeout

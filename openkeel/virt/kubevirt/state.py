@@ -33,6 +33,11 @@ _TRANSITIONS: dict[tuple[PowerState, PowerState], LifecycleTransition] = {
     (_P.RUNNING, _P.PAUSED): T.PAUSED,
     (_P.RUNNING, _P.SUSPENDED): T.SUSPENDED,
     (_P.PAUSED, _P.SUSPENDED): T.SUSPENDED,
+    # A guest that crashed or lost its node (VMI Failed) stopped, as libvirt reports a
+    # crashed domain: the compute host's sync then calls the stop API.
+    (_P.RUNNING, _P.CRASHED): T.STOPPED,
+    (_P.PAUSED, _P.CRASHED): T.STOPPED,
+    (_P.SUSPENDED, _P.CRASHED): T.STOPPED,
 }
 
 

@@ -127,7 +127,18 @@ def test_unknown_instance_is_not_found(driver: ComputeDriver) -> None:
         driver.get_info(ref)
     assert info.value.message == f"Instance {ref.uuid} could not be found."
     with pytest.raises(errors.InstanceNotFound):
-        driver.power_off(ref)
+        driver.pause(ref)
+
+
+def test_vanished_guest_powers_off_as_done_and_on_as_defined_again(driver: ComputeDriver) -> None:
+    """As libvirt's power off of a missing domain (nothing to stop) and power on (the domain
+    is generated again): a guest deleted behind the driver's back is recoverable."""
+    spec = make_spec()
+    driver.power_off(spec.ref)
+    assert not driver.instance_exists(spec.ref)
+    driver.power_on(spec)
+    assert state(driver, spec) == PowerState.RUNNING
+    driver.destroy(spec.ref)
 
 
 def test_destroy_is_idempotent(driver: ComputeDriver, running: InstanceSpec) -> None:

@@ -7,6 +7,17 @@ virt-controller/virt-handler would: VMIs from VM start/stop requests, VMI phases
 event, migrations (moving ``status.nodeName``), snapshots, owner-reference cascades and the
 removal of the ``foregroundDeletion`` finalizer. :class:`StandInVirtApi` implements the driver's
 VirtApi with virt-api's documented rules (v1.9 lifecycle.go).
+
+Documented KubeVirt semantics it keeps, including those that make the driver's job harder:
+
+- a migration's target node must satisfy the VMI's own ``nodeSelector`` merged with the
+  migration's ``addedNodeSelector``, the VMI's values winning on key collisions ("can only
+  restrict but not bypass", VirtualMachineInstanceMigration CRD); the target must be another
+  Node that exists, is Ready and schedulable. Otherwise the target pod never schedules and
+  the migration fails (KubeVirt fails it after its unschedulable-pod timeout; here at once);
+- changes to a running VM's ``nodeSelector``/``affinity``/``tolerations`` reach its VMI only
+  under the cluster's ``vmRolloutStrategy: LiveUpdate``; under ``Stage`` the VM gets the
+  ``RestartRequired`` condition instead (:attr:`Simulator.rollout_strategy`).
 """
 
 from __future__ import annotations
@@ -23,6 +34,8 @@ VMI_PHASES = ["", "Pending", "Scheduling", "Scheduled", "Running"]
 VMIM_PHASES = ["", "Pending", "Scheduling", "Scheduled", "PreparingTarget", "TargetReady", "Running"]  # fmt: skip
 NODE_LABEL = "kubevirt.io/nodeName"
 DEFAULT_NODE = "sim-node"
+# VM template fields a LiveUpdate rollout carries to the running VMI (placement ones).
+LIVE_UPDATABLE = ("nodeSelector", "affinity", "tolerations")
 
 
 def conflict(message: str) -> k.ConflictError:
@@ -150,6 +163,9 @@ class StandInVirtApi:
 class Simulator:
     """virt-controller + virt-handler + CDI + the garbage collector, for one namespace prefix."""
 
+    # The KubeVirt CR's spec.configuration.vmRolloutStrategy ("LiveUpdate" or "Stage").
+    rollout_strategy = "LiveUpdate"
+
     def __init__(self, client: KubeClient, namespace_prefix: str) -> None:
         self.client = client
         self.prefix = namespace_prefix
@@ -208,6 +224,44 @@ class Simulator:
         if current is not None and not current["metadata"].get("deletionTimestamp"):
             self._ensure_data_volumes(current)
             self._apply_run_strategy(current)
+            self._roll_out(current)
+
+    def _roll_out(self, vm: JsonObj) -> None:
+        """Placement fields of the template vs. the running VMI: LiveUpdate copies them to
+        the VMI, Stage marks the VM RestartRequired (cleared once they agree again)."""
+        ns, name = vm["metadata"]["namespace"], vm["metadata"]["name"]
+        vmi = self.client.get_or_none(k.VMIS, name, ns)
+        if vmi is None or vmi["metadata"].get("deletionTimestamp"):
+            return
+        template = vm["spec"]["template"]["spec"]
+        wanted = {f: template.get(f) for f in LIVE_UPDATABLE}
+        differs = any(vmi["spec"].get(f) != v for f, v in wanted.items())
+        if differs and self.rollout_strategy == "LiveUpdate":
+
+            def apply(obj: JsonObj) -> None:
+                for field_name, value in wanted.items():
+                    if value is None:
+                        obj["spec"].pop(field_name, None)
+                    else:
+                        obj["spec"][field_name] = copy.deepcopy(value)
+
+            self.client.update(k.VMIS, name, apply, ns)
+            differs = False
+        self._set_condition(ns, name, "RestartRequired", differs)
+
+    def _set_condition(self, ns: str, name: str, kind: str, value: bool) -> None:
+        def write(obj: JsonObj) -> bool | None:
+            status = obj.setdefault("status", {})
+            conds = [c for c in status.get("conditions", []) or [] if c.get("type") != kind]
+            if value:
+                conds.append({"type": kind, "status": "True", "reason": kind,
+                              "message": "a non-live-updatable field was changed in the template spec"})  # fmt: skip
+            if conds == (status.get("conditions") or []):
+                return False
+            status["conditions"] = conds
+            return None
+
+        self.client.update(k.VMS, name, write, ns, sub="status")
 
     def _cascade(self, ns: str, uid: str) -> None:
         for res in (k.VMIS, k.DATA_VOLUMES):
@@ -345,7 +399,12 @@ class Simulator:
             return
         if self.client.get_or_none(k.MIGRATIONS, meta["name"], meta["namespace"]) is None:
             return  # aborted
-        target = vmim["spec"].get("addedNodeSelector", {}).get(k.HOSTNAME_LABEL, DEFAULT_NODE)
+        vmi = self.client.get_or_none(k.VMIS, vmim["spec"]["vmiName"], meta["namespace"])
+        target = None if vmi is None else self._migration_target(vmi, vmim["spec"].get("addedNodeSelector") or {})  # fmt: skip
+        if target is None:
+            failed = {"status": {"phase": "Failed"}}
+            self.client.patch(k.MIGRATIONS, meta["name"], failed, meta["namespace"], sub="status")
+            return
 
         def move(obj: JsonObj) -> None:
             source = obj["status"].get("nodeName")
@@ -355,6 +414,22 @@ class Simulator:
 
         self.client.update(k.VMIS, vmim["spec"]["vmiName"], move, meta["namespace"])
         self.client.patch(k.MIGRATIONS, meta["name"], {"status": {"phase": "Succeeded"}}, meta["namespace"], sub="status")  # fmt: skip
+
+    def _migration_target(self, vmi: JsonObj, added: dict[str, str]) -> str | None:
+        """The node the target pod would schedule to, or None (it stays Pending)."""
+        selector = {**added, **(vmi["spec"].get("nodeSelector") or {})}  # the VMI's win
+        source = vmi.get("status", {}).get("nodeName")
+        for node in sorted(self.client.items(k.NODES), key=lambda n: n["metadata"]["name"]):
+            labels = node["metadata"].get("labels", {}) or {}
+            conditions = {c.get("type"): c.get("status") for c in node.get("status", {}).get("conditions", []) or []}  # fmt: skip
+            if (
+                node["metadata"]["name"] != source
+                and all(labels.get(key) == value for key, value in selector.items())
+                and conditions.get("Ready") == "True"
+                and not node.get("spec", {}).get("unschedulable")
+            ):
+                return str(node["metadata"]["name"])
+        return None
 
     def on_snapshot(self, kind: str, snap: JsonObj) -> None:
         meta = snap["metadata"]

@@ -16,6 +16,7 @@ from dataclasses import replace
 import pytest
 
 from openkeel.domain.states import PowerState
+from openkeel.virt import errors
 from openkeel.virt.kubevirt import client as k
 from openkeel.virt.kubevirt.driver import KubevirtDriver
 from openkeel.virt.kubevirt.manifests import naming
@@ -150,10 +151,81 @@ def test_live_migration_creates_vmim_and_moves_the_vmi(kube: KubeSession) -> Non
     (vmim,) = kube.client.items(k.MIGRATIONS, source._ns(spec.ref), naming.server_selector(spec.uuid))  # fmt: skip
     assert vmim["spec"] == {"vmiName": naming.vm_name(spec.uuid), "addedNodeSelector": {k.HOSTNAME_LABEL: f"{prefix}host-b"}}  # fmt: skip
     assert vmim["status"]["phase"] == "Succeeded"
-    assert vmi_of(source, spec)["status"]["nodeName"] == f"{prefix}host-b"  # type: ignore[index]
+    vmi = vmi_of(source, spec)
+    assert vmi is not None and vmi["status"]["nodeName"] == f"{prefix}host-b"
+    # the pin moved with the guest: template and VMI select the destination
+    assert vmi["spec"]["nodeSelector"] == {k.HOSTNAME_LABEL: f"{prefix}host-b"}
+    assert vm_of(source, spec)["spec"]["template"]["spec"]["nodeSelector"] == {k.HOSTNAME_LABEL: f"{prefix}host-b"}  # fmt: skip
     assert dest.list_instance_uuids() == [spec.uuid] and source.list_instance_uuids() == []
     assert dest.get_available_resource(dest.node).vcpus_used == 1
     assert source.get_available_resource(source.node).vcpus_used == 0
+
+
+def _migration_phases(kube: KubeSession, drv: KubevirtDriver, spec: InstanceSpec) -> list[str]:
+    found = kube.client.items(k.MIGRATIONS, drv._ns(spec.ref), naming.server_selector(spec.uuid))
+    return [m.get("status", {}).get("phase", "") for m in found]
+
+
+def _wait_vmi_selector(drv: KubevirtDriver, spec: InstanceSpec, node: str) -> None:
+    deadline = time.monotonic() + 30
+    while (vmi_of(drv, spec) or {}).get("spec", {}).get("nodeSelector") != {k.HOSTNAME_LABEL: node}:  # fmt: skip
+        assert time.monotonic() < deadline, vmi_of(drv, spec)
+        time.sleep(0.02)
+
+
+def test_simulator_keeps_the_vmi_selector_over_the_added_one(kube: KubeSession) -> None:
+    """KubeVirt's rule, which the old driver ignored: a migration of a VMI pinned to its node
+    by nodeSelector cannot leave that node, whatever addedNodeSelector says."""
+    prefix = kube.node_prefix()
+    source, _dest = kube.driver("host-a", prefix), kube.driver("host-b", prefix)
+    spec = make_spec()
+    source.spawn(spec)
+    kube.client.create(k.MIGRATIONS, {
+        "metadata": {"generateName": "by-hand-", "namespace": source._ns(spec.ref),
+                     "labels": {naming.LABEL_SERVER_ID: spec.uuid}},
+        "spec": {"vmiName": naming.vm_name(spec.uuid), "addedNodeSelector": {k.HOSTNAME_LABEL: f"{prefix}host-b"}},
+    })  # fmt: skip
+    deadline = time.monotonic() + 30
+    while _migration_phases(kube, source, spec) != ["Failed"]:
+        assert time.monotonic() < deadline, _migration_phases(kube, source, spec)
+        time.sleep(0.02)
+    assert vmi_of(source, spec)["status"]["nodeName"] == f"{prefix}host-a"  # type: ignore[index]
+
+
+def test_live_migration_needs_the_live_update_rollout(kube: KubeSession) -> None:
+    """Under vmRolloutStrategy Stage the VMI keeps its pin (the VM says RestartRequired):
+    the driver fails the migration with the reason and points the template back."""
+    prefix = kube.node_prefix()
+    source, _dest = kube.driver("host-a", prefix), kube.driver("host-b", prefix)
+    spec = make_spec()
+    source.spawn(spec)
+    kube.simulator.rollout_strategy = "Stage"
+    try:
+        with pytest.raises(errors.PermanentDriverError, match="vmRolloutStrategy must be LiveUpdate"):  # fmt: skip
+            source.live_migration(spec.ref, "host-b", lambda _p: None)
+    finally:
+        kube.simulator.rollout_strategy = "LiveUpdate"
+    assert vm_of(source, spec)["spec"]["template"]["spec"]["nodeSelector"] == {k.HOSTNAME_LABEL: f"{prefix}host-a"}  # fmt: skip
+    assert _migration_phases(kube, source, spec) == []
+    assert vmi_of(source, spec)["status"]["nodeName"] == f"{prefix}host-a"  # type: ignore[index]
+    assert source.list_instance_uuids() == [spec.uuid]
+
+
+def test_live_migration_to_a_node_not_ready_fails_and_stays(kube: KubeSession) -> None:
+    prefix = kube.node_prefix()
+    source, dest = kube.driver("host-a", prefix), kube.driver("host-b", prefix)
+    spec = make_spec()
+    source.spawn(spec)
+    not_ready = {"conditions": [{"type": "Ready", "status": "False", "reason": "KubeletNotReady"}]}  # fmt: skip
+    kube.client.patch(k.NODES, dest.node, {"status": not_ready}, sub="status")
+    with pytest.raises(errors.PermanentDriverError, match="failed"):
+        source.live_migration(spec.ref, "host-b", lambda _p: None)
+    assert _migration_phases(kube, source, spec) == ["Failed"]
+    # the pin is back on the source, in the template and (rolled out) in the VMI
+    assert vm_of(source, spec)["spec"]["template"]["spec"]["nodeSelector"] == {k.HOSTNAME_LABEL: source.node}  # fmt: skip
+    _wait_vmi_selector(source, spec, source.node)
+    assert vmi_of(source, spec)["status"]["nodeName"] == source.node  # type: ignore[index]
+    assert source.get_info(spec.ref).state == PowerState.RUNNING
 
 
 def test_snapshot_creates_vm_snapshot_and_image_data_volume(
