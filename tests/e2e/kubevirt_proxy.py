@@ -20,6 +20,7 @@ import re
 import socket
 import ssl
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
@@ -78,6 +79,29 @@ class VirtApiProxy:
         self._handlers: set[threading.Thread] = set()
         self._streams: set[httpx.Response] = set()
         self._owner: leaks.Owner | None = None
+        self._outage_until = 0.0
+        self._outage_after: tuple[str, str, float] | None = None
+
+    def outage_after(self, method: str, path_suffix: str, seconds: float) -> None:
+        """Once a ``method`` request whose path ends with ``path_suffix`` has been answered,
+        the API server is unreachable for ``seconds``: open streams are cut and every
+        request is dropped unanswered (a restart, a network partition)."""
+        with self._lock:
+            self._outage_after = (method, path_suffix, seconds)
+
+    def answered(self, method: str, path: str) -> None:
+        with self._lock:
+            trigger = self._outage_after
+            if trigger is None or method != trigger[0] or not path.endswith(trigger[1]):
+                return
+            self._outage_after = None
+            self._outage_until = time.monotonic() + trigger[2]
+            for resp in self._streams:
+                k.shutdown_socket(k.socket_of(resp))
+
+    @property
+    def in_outage(self) -> bool:
+        return time.monotonic() < self._outage_until
 
     @property
     def url(self) -> str:
@@ -214,6 +238,9 @@ def _handler_class(proxy: VirtApiProxy) -> type[BaseHTTPRequestHandler]:
         def _forward(self) -> None:
             body = self._body()
             split = urlsplit(self.path)
+            if proxy.in_outage:
+                self.close_connection = True  # dropped unanswered: the client sees a reset
+                return
             answered = proxy.subresource(self.command, split.path, body)
             if answered is not None:
                 self._answer(*answered)
@@ -237,6 +264,7 @@ def _handler_class(proxy: VirtApiProxy) -> type[BaseHTTPRequestHandler]:
                 else:
                     content = proxy.only_test_nodes(split.path, split.query, resp.read())
                     self._answer(resp.status_code, content, resp.headers.get("Content-Type", ""))
+                    proxy.answered(self.command, split.path)
             finally:
                 proxy.close_stream(resp)
 

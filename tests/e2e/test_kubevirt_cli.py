@@ -58,6 +58,7 @@ class KubeCloud:
     nodes: dict[str, str]  # node name -> zone
     virt_api: StandInVirtApi
     simulator: Simulator
+    proxy: VirtApiProxy
 
     def vm(self, server_id: str) -> k.JsonObj | None:
         return self.client.get_or_none(k.VMS, f"instance-{server_id}", self.namespace)
@@ -141,7 +142,7 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KubeCloud]:
     args = ("--kubeconfig", str(kubeconfig), "--config-file", str(conf))
     try:
         with all_in_one(data_dir, *args) as cloud:
-            yield KubeCloud(cloud, client, f"{prefix}{PROJECT}", nodes, virt_api, simulator)
+            yield KubeCloud(cloud, client, f"{prefix}{PROJECT}", nodes, virt_api, simulator, proxy)
     finally:
         simulator.stop()
         proxy.stop()
@@ -329,3 +330,89 @@ def test_resize_and_confirm(cloud_up: KubeCloud, spare_server: str) -> None:
     assert vm["metadata"]["labels"]["nova.openstack.org/flavor-id"] == "2"
     assert "nova.openstack.org/resize-source" not in vm["metadata"].get("annotations", {})
     assert running_vmi(env, sid)["status"]["nodeName"] == target
+
+
+def test_live_migration_moves_the_pin_then_the_guest(
+    cloud_up: KubeCloud, spare_server: str
+) -> None:
+    """Under KubeVirt's rule (the VMI's own node selector wins over the migration's added one)
+    the guest reaches the chosen node: the same VMI, now selecting and running there."""
+    env, sid = cloud_up, spare_server
+    source = server_status(env, sid, "ACTIVE")["OS-EXT-SRV-ATTR:host"]
+    target = next(node for node in env.nodes if node != source)
+    uid = running_vmi(env, sid)["metadata"]["uid"]
+    osc(env.cloud, "--os-compute-api-version", "2.30", "server", "migrate", "--live-migration",
+        "--host", target, sid, "--no-output")  # fmt: skip
+    server = server_status(env, sid, "ACTIVE")
+    assert server["OS-EXT-SRV-ATTR:host"] == target
+    assert_vm_for(env, server)  # the template selects the target
+    vmi = running_vmi(env, sid)
+    assert (vmi["metadata"]["uid"], vmi["status"]["nodeName"]) == (uid, target)
+    assert vmi["spec"]["nodeSelector"] == {k.HOSTNAME_LABEL: target}
+
+
+def test_vm_deleted_behind_our_back(cloud_up: KubeCloud) -> None:
+    """An operator deletes the VirtualMachine: the VMI watch reports the guest stopped and the
+    compute host's sync stops the server (Nova's handle_lifecycle_event); starting it again
+    defines the VM again from the server, as libvirt regenerates a domain."""
+    env = cloud_up
+    sid = create_server(env, "e2e-kv-oob")["id"]
+    env.client.delete(k.VMS, f"instance-{sid}", env.namespace, "Foreground")
+    server = server_status(env, sid, "SHUTOFF")
+    # power state NOSTATE (0) or SHUTDOWN (4): the VM is gone, or still being deleted
+    assert server["OS-EXT-STS:vm_state"] == "stopped"
+    assert server["OS-EXT-STS:power_state"] in (0, 4)
+    wait_for(lambda: env.vm(sid) is None, "the foreground deletion to finish")
+    osc(env.cloud, "server", "start", sid, "--no-output")
+    server = server_status(env, sid, "ACTIVE")
+    assert_vm_for(env, server)
+    running_vmi(env, sid)
+    osc(env.cloud, "server", "delete", "--wait", sid, "--no-output")
+    assert env.vm(sid) is None and env.vmi(sid) is None
+    assert owned_objects(env, sid) == {"DataVolume": [], "Secret": []}
+
+
+def test_api_outage_during_spawn_is_ridden_out(cloud_up: KubeCloud) -> None:
+    """The API server stops answering for a second right after the VM is created: the
+    driver waits it out; the build neither fails nor leaves a second guest anywhere."""
+    env = cloud_up
+    env.proxy.outage_after("POST", "/virtualmachines", 1.0)
+    server = create_server(env, "e2e-kv-outage")
+    sid = server["id"]
+    assert not env.proxy.in_outage
+    assert_vm_for(env, server_status(env, sid, "ACTIVE"))
+    running_vmi(env, sid)
+    name = f"instance-{sid}"
+    assert [c for c in env.virt_api.calls if c[1] == name] == [("start", name)]
+    code, body = api(env.cloud, "GET", f"/servers/{sid}/os-instance-actions")
+    assert code == 200 and len(body["instanceActions"]) == 1
+    osc(env.cloud, "server", "delete", "--wait", sid, "--no-output")
+    assert owned_objects(env, sid) == {"DataVolume": [], "Secret": []}
+
+
+def test_failed_spawn_leaves_nothing_when_hosts_run_out(cloud_up: KubeCloud) -> None:
+    """The guest fails to start on the node asked for (VMI phase Failed): the build's clean-up
+    removes its VM, VMI, Secret and DataVolume before the reschedule, the reschedule finds no
+    other host, and the server ends in ERROR without a host and without leftovers; deleting
+    it then finds nothing behind."""
+    env = cloud_up
+    node = sorted(env.nodes)[0]
+    env.simulator.failing_nodes = frozenset({node})
+    try:
+        created = osc(env.cloud, "--os-compute-api-version", "2.74", "server", "create",
+                      "--flavor", "m1.tiny", "--image", IMAGE, "--nic", "none", "--host", node,
+                      "e2e-kv-fails")  # fmt: skip
+        sid = created["id"]
+
+        def errored() -> k.JsonObj | None:
+            code, body = api(env.cloud, "GET", f"/servers/{sid}")
+            assert code == 200, body
+            return body["server"] if body["server"]["status"] == "ERROR" else None
+
+        server = wait_for(errored, f"server {sid} to fail")
+    finally:
+        env.simulator.failing_nodes = frozenset()
+    assert server["OS-EXT-SRV-ATTR:host"] is None
+    assert env.vm(sid) is None and env.vmi(sid) is None
+    assert owned_objects(env, sid) == {"DataVolume": [], "Secret": []}
+    osc(env.cloud, "server", "delete", "--wait", sid, "--no-output")

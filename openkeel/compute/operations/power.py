@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from openkeel.compute import guest
 from openkeel.compute.host import ComputeHost
+from openkeel.compute.operations.build import power_state_of
 from openkeel.compute.operations.outcome import GONE, revert_task_state, set_error
 from openkeel.domain.instances import Instance, InstanceNotFound, InstanceUpdate
 from openkeel.domain.states import (
@@ -72,7 +73,8 @@ def stop(host: ComputeHost, context: CallContext, uuid: str, clean_shutdown: boo
             InstanceUpdate(
                 vm_state=VmState.STOPPED.value,
                 task_state=None,
-                power_state=int(host.driver.get_info(ref, use_cache=False).state),
+                # NOSTATE for a guest that vanished behind our back (Nova's _get_power_state)
+                power_state=int(power_state_of(host, instance)),
             ),
             expected_task_state=TaskState.POWERING_OFF.value,
         )

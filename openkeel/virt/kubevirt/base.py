@@ -7,6 +7,7 @@ by default); a server belongs to the node named in its VM's ``nova.openstack.org
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -189,25 +190,26 @@ class KubevirtBase(ComputeDriver):
     # --- power primitives --------------------------------------------------------------------
 
     def _start(self, ref: InstanceRef) -> None:
-        state, _vmi = self._state(ref)
+        state, _vmi = self._retrying(lambda: self._state(ref), f"reading the VMI of {ref.uuid}")
         if state in (PowerState.SHUTDOWN, PowerState.CRASHED):
-            try:
-                self.virt_api.start(self._ns(ref), self._name(ref))
-            except k.ConflictError:
-                pass  # already starting: virt-api answers 409
-            except KubeError as exc:
-                raise _driver_error(exc) from exc
+
+            def start() -> None:
+                # 409: already starting (a retried request whose first try did arrive)
+                with contextlib.suppress(k.ConflictError):
+                    self.virt_api.start(self._ns(ref), self._name(ref))
+
+            self._retrying(start, f"starting {ref.uuid}")
         self._wait(ref, {PowerState.RUNNING, PowerState.PAUSED}, "starting")
 
     def _stop(self, ref: InstanceRef, grace_period: int | None = None) -> None:
-        state, _vmi = self._state(ref)
+        state, _vmi = self._retrying(lambda: self._state(ref), f"reading the VMI of {ref.uuid}")
         if state != PowerState.SHUTDOWN:
-            try:
-                self.virt_api.stop(self._ns(ref), self._name(ref), grace_period)
-            except k.ConflictError:
-                pass  # already stopping
-            except KubeError as exc:
-                raise _driver_error(exc) from exc
+
+            def stop() -> None:
+                with contextlib.suppress(k.ConflictError):  # already stopping
+                    self.virt_api.stop(self._ns(ref), self._name(ref), grace_period)
+
+            self._retrying(stop, f"stopping {ref.uuid}")
         self._wait(ref, {PowerState.SHUTDOWN}, "stopping")
 
     def _guest_state(

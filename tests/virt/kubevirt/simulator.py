@@ -165,6 +165,8 @@ class Simulator:
 
     # The KubeVirt CR's spec.configuration.vmRolloutStrategy ("LiveUpdate" or "Stage").
     rollout_strategy = "LiveUpdate"
+    # Nodes whose virt-launcher pods fail: a VMI scheduled there ends in phase Failed.
+    failing_nodes: frozenset[str] = frozenset()
 
     def __init__(self, client: KubeClient, namespace_prefix: str) -> None:
         self.client = client
@@ -372,6 +374,9 @@ class Simulator:
             if status.get("phase", "") != vmi.get("status", {}).get("phase", ""):
                 return False  # someone else moved it on
             status["phase"] = phase
+            if phase == "Running" and status.get("nodeName") in self.failing_nodes:
+                status["phase"] = "Failed"
+                status["reason"] = "PodFailed"
             if phase == "Scheduled":
                 status["nodeName"] = node
                 obj["metadata"].setdefault("labels", {})[NODE_LABEL] = node
