@@ -15,6 +15,7 @@ import logging
 import sqlalchemy as sa
 
 from openkeel.clients.placement_errors import PlacementError
+from openkeel.compute import guest
 from openkeel.compute.host import ComputeHost
 from openkeel.compute.operations import delete, power
 from openkeel.compute.operations.build import power_state_of
@@ -25,6 +26,7 @@ from openkeel.db.schema import cell as cell_schema
 from openkeel.domain.errors import ComputeError
 from openkeel.domain.instances import (
     Instance,
+    InstanceNotFound,
     InstanceUpdate,
 )
 from openkeel.domain.migrations import CONFIRMED, ERROR, REVERTED
@@ -94,6 +96,43 @@ def _force_stop(host: ComputeHost, instance: Instance) -> None:
     except ComputeError:
         return
     power.stop(host, _context(), instance.uuid, clean_shutdown=False)
+
+
+def cleanup_running_deleted_instances(host: ComputeHost) -> list[str]:
+    """Guests (and what guests left) on this host whose server is deleted: Nova's
+    ``running_deleted_instance_action`` (reap: destroy; shutdown: power off; log). Covers a
+    delete that could not reach the guest and a server deleted without a host. Servers this
+    cell does not know are left alone (another deployment's). Returns the uuids acted on."""
+    action = host.conf.running_deleted_instance_action
+    if action == "noop":
+        return []
+    timeout = host.conf.running_deleted_instance_timeout
+    cutoff = host.clock.now() - datetime.timedelta(seconds=timeout)
+    acted = []
+    for uuid in sorted({*host.driver.list_instance_uuids(), *host.driver.list_leftover_uuids()}):
+        try:
+            instance = host.records.get(uuid, read_deleted="yes")
+        except InstanceNotFound:
+            continue
+        if not instance.deleted:
+            continue
+        if timeout and instance.deleted_at is not None and instance.deleted_at > cutoff:
+            continue  # deleted too recently
+        LOG.warning("Server %s is deleted but its guest is still on %s: %s", uuid, host.host, action)  # fmt: skip
+        if action == "log":
+            continue
+        ref = guest.instance_ref(host.conf, instance)
+        try:
+            with host.locks.hold(uuid):
+                if action == "shutdown":
+                    host.driver.power_off(ref)
+                else:
+                    host.driver.destroy(ref)
+        except Exception:
+            LOG.exception("Could not %s the guest of deleted server %s", action, uuid)
+            continue
+        acted.append(uuid)
+    return acted
 
 
 def check_build_timeouts(host: ComputeHost) -> None:

@@ -171,6 +171,11 @@ class ComputeService:
         add("sync_power_states", lambda: periodic_tasks.sync_power_states(host),
             conf.sync_power_state_interval)  # fmt: skip
         add("check_instance_build_time", lambda: periodic_tasks.check_build_timeouts(host), 0)
+        add(
+            "cleanup_running_deleted_instances",
+            lambda: periodic_tasks.cleanup_running_deleted_instances(host),
+            conf.running_deleted_instance_poll_interval or -1,
+        )  # fmt: skip  (0: never)
         add("reclaim_queued_deletes", lambda: periodic_tasks.reclaim_queued_deletes(host), 0)
         add(
             "recover_stale_operations",

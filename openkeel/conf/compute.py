@@ -34,6 +34,24 @@ DEFAULT_OPTS = [
         default=0,
         help="Seconds between resource audits (0: every periodic tick, 60 s).",
     ),
+    cfg.StrOpt(
+        "running_deleted_instance_action",
+        default="reap",
+        choices=["noop", "log", "shutdown", "reap"],
+        help="What to do with a guest still on this host whose server is deleted (a delete "
+        "that could not reach the guest, a server deleted without a host).",
+    ),
+    cfg.IntOpt(
+        "running_deleted_instance_poll_interval",
+        default=1800,
+        help="Seconds between looks for guests of deleted servers (0 or less: never).",
+    ),
+    cfg.IntOpt(
+        "running_deleted_instance_timeout",
+        default=0,
+        min=0,
+        help="Seconds a server must have been deleted before its guest is acted on.",
+    ),
     cfg.IntOpt(
         "reclaim_instance_interval",
         default=0,

@@ -140,6 +140,11 @@ class ComputeDriver(abc.ABC):
     def list_instance_uuids(self) -> list[str]:
         """Nova UUIDs of the guests on this host."""
 
+    def list_leftover_uuids(self) -> list[str]:
+        """Nova UUIDs of servers that left objects on this host other than a guest (disks,
+        secrets of a guest that is gone). ``destroy`` removes them. None by default."""
+        return []
+
     def instance_exists(self, instance: InstanceRef) -> bool:
         """True if the guest is defined on this host."""
         return instance.uuid in self.list_instance_uuids()

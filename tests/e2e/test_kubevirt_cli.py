@@ -43,6 +43,7 @@ DEADLINE = 30.0
 CONF = """\
 [DEFAULT]
 sync_power_state_interval = 1
+running_deleted_instance_poll_interval = 1
 [kubevirt]
 namespace_scheme = {prefix}{{project_id}}
 """
@@ -416,3 +417,18 @@ def test_failed_spawn_leaves_nothing_when_hosts_run_out(cloud_up: KubeCloud) -> 
     assert env.vm(sid) is None and env.vmi(sid) is None
     assert owned_objects(env, sid) == {"DataVolume": [], "Secret": []}
     osc(env.cloud, "server", "delete", "--wait", sid, "--no-output")
+
+
+def test_what_a_deleted_server_left_is_reaped(cloud_up: KubeCloud) -> None:
+    """A Secret of a deleted server on one of our nodes (a delete that could not reach the
+    cluster, a server deleted without a host) is removed by that node's compute host
+    (running_deleted_instance_action = reap)."""
+    env = cloud_up
+    server = create_server(env, "e2e-kv-reap")
+    sid, node = server["id"], server_status(env, server["id"], "ACTIVE")["OS-EXT-SRV-ATTR:host"]
+    osc(env.cloud, "server", "delete", "--wait", sid, "--no-output")
+    labels = {"nova.openstack.org/server-id": sid, "nova.openstack.org/node": node,
+              "app.kubernetes.io/managed-by": "openkeel"}  # fmt: skip
+    name = f"instance-{sid}-cloudinit"
+    env.client.create(k.SECRETS, {"metadata": {"name": name, "namespace": env.namespace, "labels": labels}})  # fmt: skip
+    wait_for(lambda: env.client.get_or_none(k.SECRETS, name, env.namespace) is None, "the leftover to be reaped")  # fmt: skip

@@ -98,7 +98,12 @@ class KubevirtBase(ComputeDriver):
         built = vm_manifests.build_server(spec, self.settings, node_name=self.node)
         meta = built.vm["metadata"]
         meta["annotations"][ANNOTATION_SPEC_HASH] = spec_hash(built.vm)
-        meta["labels"][LABEL_NODE] = naming.label_value(self.node)
+        node = naming.label_value(self.node)
+        meta["labels"][LABEL_NODE] = node
+        # Secrets and DataVolumes name the node too, so that what a guest leaves behind is
+        # found by the host that made it (list_leftover_uuids).
+        for obj in (*built.secrets, *built.data_volumes):
+            obj["metadata"].setdefault("labels", {})[LABEL_NODE] = node
         return built
 
     # --- lookups -----------------------------------------------------------------------------

@@ -152,6 +152,18 @@ class KubevirtDriver(MigrationMixin, RescueMixin, DevicesMixin):
     def list_instance_uuids(self) -> list[str]:
         return [v["metadata"]["labels"][naming.LABEL_SERVER_ID] for v in self._host_vms()]
 
+    def list_leftover_uuids(self) -> list[str]:
+        """Servers whose Secrets or DataVolumes made on this node outlive their VM."""
+        selector = f"{LABEL_NODE}={naming.label_value(self.node)}"
+        guests = set(self.list_instance_uuids())
+        found: set[str] = set()
+        for res in (k.SECRETS, k.DATA_VOLUMES):
+            for obj in self.client.items(res, None, selector):
+                uuid = obj["metadata"].get("labels", {}).get(naming.LABEL_SERVER_ID)
+                if uuid and uuid not in guests and naming.ANNOTATION_VOLUME_ID not in obj["metadata"].get("annotations", {}):  # fmt: skip
+                    found.add(uuid)
+        return sorted(found)
+
     def get_info(self, instance: InstanceRef, use_cache: bool = True) -> InstanceInfo:
         self._require_vm(instance)
         state, vmi = self._state(instance)
