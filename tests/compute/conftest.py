@@ -10,6 +10,7 @@ import pytest
 
 from openkeel.clients.placement import PlacementClient
 from openkeel.clients.placement_embedded import EmbeddedPlacement
+from tests.compute.cloud import Cloud, make_cloud
 
 
 @pytest.fixture(scope="package")
@@ -18,3 +19,10 @@ def placement(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PlacementCli
         client = service.client(backoff=lambda attempt: None)
         yield client
         client.close()
+
+
+@pytest.fixture
+def cloud(tmp_path: Path, placement: PlacementClient) -> Iterator[Cloud]:
+    built = make_cloud(tmp_path, placement)
+    yield built
+    built.close()

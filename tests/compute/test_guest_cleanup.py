@@ -11,12 +11,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 
-from openkeel.clients.placement import PlacementClient
 from openkeel.compute import guest, periodic_tasks
 from openkeel.compute.operations.build import build_and_run
 from openkeel.rpc.message import CallContext
@@ -24,17 +20,10 @@ from openkeel.rpc.messages.compute import BuildAndRunInstance
 from openkeel.virt.fake import FakeDriver
 from openkeel.virt.fake_config import InjectedFailure
 from openkeel.virt.model import FlavorSpec, ImageSpec, InstanceRef, InstanceSpec
-from tests.compute.cloud import Cloud, make_cloud, wait_for
+from tests.compute.cloud import Cloud, wait_for
 
 CTX = CallContext(user_id="demo", project_id="demo")
 RETRY = {"retry": {"num_attempts": 1, "hosts": []}}
-
-
-@pytest.fixture
-def cloud(tmp_path: Path, placement: PlacementClient) -> Iterator[Cloud]:
-    built = make_cloud(tmp_path, placement)
-    yield built
-    built.close()
 
 
 def _driver(compute: object) -> FakeDriver:

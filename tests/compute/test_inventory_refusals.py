@@ -11,17 +11,14 @@ from __future__ import annotations
 import dataclasses
 import logging
 import uuid as uuidlib
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-from openkeel.clients.placement import PlacementClient
 from openkeel.compute.service import ComputeService
 from openkeel.virt.fake import FakeDriver
 from openkeel.virt.fake_config import FakeDriverConfig
 from openkeel.virt.model import HostResources
-from tests.compute.cloud import Cloud, make_cloud
+from tests.compute.cloud import Cloud
 from tests.conftest import CELL1_UUID
 
 
@@ -35,13 +32,6 @@ class SizedNodes(FakeDriver):
     def get_available_resource(self, nodename: str) -> HostResources:
         found = super().get_available_resource(nodename)
         return dataclasses.replace(found, **self.sizes.get(nodename, {}))
-
-
-@pytest.fixture
-def cloud(tmp_path: Path, placement: PlacementClient) -> Iterator[Cloud]:
-    built = make_cloud(tmp_path, placement)
-    yield built
-    built.close()
 
 
 def _compute(cloud: Cloud, driver: SizedNodes, **overrides: object) -> ComputeService:

@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 import sqlalchemy as sa
 
-from openkeel.clients.placement import PlacementClient
 from openkeel.compute.operations import delete, power
 from openkeel.compute.operations.build import build_and_run
 from openkeel.db.repositories import instance_mappings
@@ -18,17 +14,10 @@ from openkeel.rpc.clients.compute import ComputeRpcClient
 from openkeel.rpc.message import CallContext
 from openkeel.rpc.messages.compute import BuildAndRunInstance
 from openkeel.virt.fake_config import FakeDriverConfig
-from tests.compute.cloud import Cloud, make_cloud, wait_for
+from tests.compute.cloud import Cloud, wait_for
 from tests.conftest import CELL1_UUID
 
 CTX = CallContext(user_id="demo", project_id="demo", request_id="req-1")
-
-
-@pytest.fixture
-def cloud(tmp_path: Path, placement: PlacementClient) -> Iterator[Cloud]:
-    built = make_cloud(tmp_path, placement)
-    yield built
-    built.close()
 
 
 def _events(cloud: Cloud, uuid: str) -> list[tuple[str, str | None]]:

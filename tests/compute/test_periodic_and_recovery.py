@@ -4,27 +4,17 @@ reconciliation after a simulated crash."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-from openkeel.clients.placement import PlacementClient
 from openkeel.compute import guest
 from openkeel.compute.operations.build import build_and_run
 from openkeel.domain.instances import InstanceNotFound, InstanceUpdate
 from openkeel.rpc.message import CallContext
 from openkeel.rpc.messages.compute import BuildAndRunInstance
-from tests.compute.cloud import RESOURCES, Cloud, make_cloud
+from tests.compute.cloud import RESOURCES, Cloud
 
 CTX = CallContext(user_id="demo", project_id="demo")
-
-
-@pytest.fixture
-def cloud(tmp_path: Path, placement: PlacementClient) -> Iterator[Cloud]:
-    built = make_cloud(tmp_path, placement)
-    yield built
-    built.close()
 
 
 def test_power_sync_stops_active_instance_whose_guest_shut_down(cloud: Cloud) -> None:

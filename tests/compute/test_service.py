@@ -2,23 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
-
-from openkeel.clients.placement import PlacementClient
 from openkeel.db.repositories import compute_nodes, host_mappings, services
 from openkeel.virt.fake_config import FakeDriverConfig
-from tests.compute.cloud import Cloud, make_cloud
+from tests.compute.cloud import Cloud
 from tests.conftest import CELL1_UUID
-
-
-@pytest.fixture
-def cloud(tmp_path: Path, placement: PlacementClient) -> Iterator[Cloud]:
-    built = make_cloud(tmp_path, placement)
-    yield built
-    built.close()
 
 
 def test_start_registers_service_mapping_node_and_provider(cloud: Cloud) -> None:
