@@ -24,11 +24,13 @@ from openkeel.cmd.bootstrap import bootstrap_embedded
 from openkeel.cmd.roles import (
     RoleSet,
     api_clients,
+    follow_nodes,
     node_name,
     start_compute,
     start_conductor,
     start_scheduler,
 )
+from openkeel.compute.service import ComputeService
 from openkeel.conf.glance import locates_glance
 from openkeel.db.cells import CELL0_UUID
 from openkeel.db.image_catalog import EmbeddedImageCatalog
@@ -76,11 +78,14 @@ def start_roles(
         roles.scheduler = start_scheduler(conf, transport, client, api_db, cell_dbs)
         roles.conductor = start_conductor(conf, transport, client, api_db, cell_dbs)
         cell1 = next((u, e) for u, e in cell_dbs.items() if u != CELL0_UUID)
-        for compute_host in compute_hosts(conf, hosts):
+
+        def start_host(compute_host: str) -> ComputeService:
             driver = load_driver(conf, node_name(cell1[1], compute_host))
-            roles.computes.append(
-                start_compute(conf, transport, client, api_db, cell1, driver, compute_host)
-            )
+            return start_compute(conf, transport, client, api_db, cell1, driver, compute_host)
+
+        for compute_host in compute_hosts(conf, hosts):
+            roles.computes.append(start_host(compute_host))
+        follow_nodes(conf, roles, start_host)
     except BaseException:
         roles.stop()
         placement.stop()

@@ -7,7 +7,9 @@ RabbitMQ transport and a remote Placement. Roles still talk only through RPC.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import logging
+import threading
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,7 +27,10 @@ from openkeel.rpc.clients.conductor import ConductorRpcClient
 from openkeel.rpc.server import RpcServer
 from openkeel.rpc.transport import Transport
 from openkeel.scheduler import endpoint as scheduler_endpoint
+from openkeel.virt import loading
 from openkeel.virt.driver import ComputeDriver
+
+LOG = logging.getLogger(__name__)
 
 
 @dataclass
@@ -36,10 +41,18 @@ class RoleSet:
     conductor: ConductorService | None = None
     scheduler: RpcServer | None = None
     computes: list[ComputeService] = field(default_factory=list)
+    # Stopped first: what starts and stops compute hosts while running (the Node watch).
+    followers: list[Callable[[], None]] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
     def stop(self) -> None:
         """Stop every role this set started."""
-        for compute in reversed(self.computes):
+        for stop_following in reversed(self.followers):
+            stop_following()
+        self.followers.clear()
+        with self.lock:
+            computes = list(self.computes)
+        for compute in reversed(computes):
             compute.stop()
         if self.conductor is not None:
             self.conductor.stop()
@@ -88,6 +101,35 @@ def start_compute(
         network=get_network_adapter(conf, api_db), cell_uuid=cell_uuid, host=host,
     )  # fmt: skip
     return service.start()
+
+
+def follow_nodes(
+    conf: cfg.ConfigOpts, roles: RoleSet, start_host: Callable[[str], ComputeService]
+) -> None:
+    """With KubeVirt, compute hosts follow the cluster's Nodes while running: a Node that
+    joins gets a host (``start_host``), one that leaves has its host stopped (its service
+    then shows down; its servers can be evacuated). No-op for the simulated driver."""
+
+    def join(node: str) -> None:
+        try:
+            service = start_host(node)
+        except Exception:
+            LOG.exception("Could not start the compute host of node %s", node)
+            return
+        with roles.lock:
+            roles.computes.append(service)
+
+    def leave(node: str) -> None:
+        with roles.lock:
+            gone = [c for c in roles.computes if c.hostname == node]
+            roles.computes[:] = [c for c in roles.computes if c.hostname != node]
+        for service in gone:
+            LOG.warning("Node %s left: stopping its compute host", node)
+            service.stop()
+
+    stop = loading.follow_nodes(conf, [c.hostname for c in roles.computes], join, leave)
+    if stop is not None:
+        roles.followers.append(stop)
 
 
 def node_name(cell_db: sa.Engine, host: str) -> str:

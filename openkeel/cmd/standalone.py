@@ -20,11 +20,13 @@ from openkeel.cmd import logs, preflight
 from openkeel.cmd.preflight import StartupError
 from openkeel.cmd.roles import (
     RoleSet,
+    follow_nodes,
     node_name,
     start_compute,
     start_conductor,
     start_scheduler,
 )
+from openkeel.compute.service import ComputeService
 from openkeel.db import cells
 from openkeel.rpc.transport import get_transport
 from openkeel.virt.loading import KUBEVIRT, compute_hosts, load_driver
@@ -92,11 +94,14 @@ def _start_role(
     else:
         cell_uuid = cells.host_cell_uuid(api_db, conf.host) or _only_cell(api_db)
         cell = (cell_uuid, cell_dbs[cell_uuid])
-        for host in compute_hosts(conf):
+
+        def start_host(host: str) -> ComputeService:
             driver = load_driver(conf, node_name(cell[1], host))
-            roles.computes.append(
-                start_compute(conf, transport, placement, api_db, cell, driver, host)
-            )
+            return start_compute(conf, transport, placement, api_db, cell, driver, host)
+
+        for host in compute_hosts(conf):
+            roles.computes.append(start_host(host))
+        follow_nodes(conf, roles, start_host)
 
 
 def _only_cell(api_db: sa.Engine) -> str:

@@ -80,6 +80,7 @@ class ComputeService:
         self.periodic = PeriodicRunner(self.clock)
         self.service_id: int | None = None
         self.lifecycle: LifecycleHandler | None = None
+        self._reported_down = False
         self._server: RpcServer | None = None
 
     @property
@@ -184,9 +185,18 @@ class ComputeService:
         )
 
     def heartbeat(self) -> None:
-        """Bump report_count and last_seen_up of the service record."""
+        """Bump report_count and last_seen_up of the service record, unless the driver says
+        the hypervisor is down (the service then shows down after service_down_time)."""
         if self.service_id is None:
             return
+        if not self.host.driver.host_up():
+            if not self._reported_down:
+                LOG.warning("Hypervisor of %s is down: the service stops reporting", self.hostname)  # fmt: skip
+            self._reported_down = True
+            return
+        if self._reported_down:
+            LOG.warning("Hypervisor of %s is up again", self.hostname)
+            self._reported_down = False
         with self.cell_db.begin() as conn:
             record = services.get_service(conn, self.service_id)
             if record is None:

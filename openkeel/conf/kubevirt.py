@@ -80,6 +80,14 @@ OPTS = [
         default=True,
         help="Keep the serial console log (needed for os-getConsoleOutput).",
     ),
+    cfg.StrOpt(
+        "node_label_selector",
+        default="kubevirt.io/schedulable=true",
+        help="Label selector of the Nodes that are compute hosts (one each). Followed while "
+        "running: a matching Node that appears becomes a compute host; one deleted or no "
+        "longer matching stops its host, whose service then goes down. virt-handler labels "
+        "the Nodes that can run guests kubevirt.io/schedulable=true. Empty: every Node.",
+    ),
 ]
 
 

@@ -140,6 +140,11 @@ class ComputeDriver(abc.ABC):
     def list_instance_uuids(self) -> list[str]:
         """Nova UUIDs of the guests on this host."""
 
+    def host_up(self) -> bool:
+        """False while the hypervisor cannot run guests (a Kubernetes Node NotReady): the
+        compute service stops reporting, so it shows down. True when in doubt."""
+        return True
+
     def list_leftover_uuids(self) -> list[str]:
         """Nova UUIDs of servers that left objects on this host other than a guest (disks,
         secrets of a guest that is gone). ``destroy`` removes them. None by default."""

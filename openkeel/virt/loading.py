@@ -6,6 +6,8 @@ that names concrete drivers.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+
 from oslo_config import cfg
 
 from openkeel.virt.driver import ComputeDriver
@@ -38,10 +40,35 @@ def compute_hosts(conf: cfg.ConfigOpts, count: int = 1) -> list[str]:
     if conf.compute_driver != KUBEVIRT:
         return [conf.host, *(f"{conf.host}-{n}" for n in range(2, count + 1))]
     from openkeel.virt.kubevirt.client import KubeClient, KubeConfig
-    from openkeel.virt.kubevirt.nodes import availability_zones
+    from openkeel.virt.kubevirt.nodes import node_names
 
     client = KubeClient(KubeConfig.load(conf.kubevirt.kubeconfig))
     try:
-        return sorted(availability_zones(client))
+        return node_names(client, conf.kubevirt.node_label_selector)
     finally:
         client.close()
+
+
+def follow_nodes(
+    conf: cfg.ConfigOpts,
+    known: Iterable[str],
+    on_join: Callable[[str], None],
+    on_leave: Callable[[str], None],
+) -> Callable[[], None] | None:
+    """KubeVirt: follow the Nodes of ``[kubevirt] node_label_selector`` (``known``: those
+    served already) with ``on_join``/``on_leave``; returns the function that stops following.
+    None for the simulated driver, whose hosts are fixed."""
+    if conf.compute_driver != KUBEVIRT:
+        return None
+    from openkeel.virt.kubevirt.client import KubeClient, KubeConfig
+    from openkeel.virt.kubevirt.nodes import NodeWatch
+
+    client = KubeClient(KubeConfig.load(conf.kubevirt.kubeconfig))
+    selector = conf.kubevirt.node_label_selector
+    watch = NodeWatch(client, selector, on_join, on_leave, known=set(known)).start()
+
+    def stop() -> None:
+        watch.stop()  # joins the watch thread before its client closes
+        client.close()
+
+    return stop

@@ -199,6 +199,14 @@ class VirtApiProxy:
             return code, status_body(code, exc.reason, exc.message)
         return 202, b""
 
+    def test_node_event(self, line: bytes) -> bool:
+        """Whether a Node watch event line is about one of this test's Nodes (bookmarks and
+        errors, which name no Node, pass)."""
+        if not line.strip():
+            return False
+        name = orjson.loads(line).get("object", {}).get("metadata", {}).get("name")
+        return name is None or str(name).startswith(self.node_prefix)
+
     def only_test_nodes(self, path: str, query: str, content: bytes) -> bytes:
         """A node list narrowed to the nodes this test made (other sessions make nodes too)."""
         if path != k.NODES.path() or "watch" in parse_qs(query):
@@ -260,7 +268,7 @@ def _handler_class(proxy: VirtApiProxy) -> type[BaseHTTPRequestHandler]:
             proxy.add_stream(resp)
             try:
                 if "watch" in parse_qs(split.query) and resp.status_code < 400:
-                    self._stream(resp)
+                    self._stream(resp, split.path == k.NODES.path())
                 else:
                     content = proxy.only_test_nodes(split.path, split.query, resp.read())
                     self._answer(resp.status_code, content, resp.headers.get("Content-Type", ""))
@@ -268,13 +276,21 @@ def _handler_class(proxy: VirtApiProxy) -> type[BaseHTTPRequestHandler]:
             finally:
                 proxy.close_stream(resp)
 
-        def _stream(self, resp: httpx.Response) -> None:
+        def _stream(self, resp: httpx.Response, nodes: bool = False) -> None:
+            """Pass the watch on chunk by chunk; a Node watch event by event, without the
+            events of other tests' Nodes (as node lists are narrowed)."""
             self.send_response(resp.status_code)
             self.send_header("Content-Type", resp.headers.get("Content-Type", ""))
             self.send_header("Transfer-Encoding", "chunked")
             self.end_headers()
+            pending = b""
             try:
-                for chunk in resp.iter_raw():
+                for raw in resp.iter_raw():
+                    chunk = raw
+                    if nodes:
+                        pending += raw
+                        *lines, pending = pending.split(b"\n")
+                        chunk = b"".join(line + b"\n" for line in lines if proxy.test_node_event(line))  # fmt: skip
                     if chunk:
                         self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
                         self.wfile.flush()

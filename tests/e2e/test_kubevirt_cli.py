@@ -44,6 +44,8 @@ CONF = """\
 [DEFAULT]
 sync_power_state_interval = 1
 running_deleted_instance_poll_interval = 1
+report_interval = 1
+service_down_time = 4
 [kubevirt]
 namespace_scheme = {prefix}{{project_id}}
 """
@@ -432,3 +434,54 @@ def test_what_a_deleted_server_left_is_reaped(cloud_up: KubeCloud) -> None:
     name = f"instance-{sid}-cloudinit"
     env.client.create(k.SECRETS, {"metadata": {"name": name, "namespace": env.namespace, "labels": labels}})  # fmt: skip
     wait_for(lambda: env.client.get_or_none(k.SECRETS, name, env.namespace) is None, "the leftover to be reaped")  # fmt: skip
+
+
+def _compute_service(env: KubeCloud, host: str) -> k.JsonObj | None:
+    code, body = api(env.cloud, "GET", f"/os-services?binary=nova-compute&host={host}")
+    assert code == 200, body
+    return body["services"][0] if body["services"] else None
+
+
+def _service_state(env: KubeCloud, host: str, state: str) -> k.JsonObj | None:
+    found = _compute_service(env, host)
+    return found if found is not None and found["state"] == state else None
+
+
+def test_nodes_join_and_leave_while_running(cloud_up: KubeCloud) -> None:
+    """A Node that appears becomes a compute host without a restart; a Node that is lost
+    (Ready Unknown, virt-controller marks it unschedulable and fails its VMIs) stops its host:
+    the service goes down, its server is settled (never left in a task), a delete is then
+    local; when the Node comes back its host starts again and removes what the deleted server
+    left on it."""
+    env = cloud_up
+    prefix = next(iter(env.nodes)).rsplit("node-", 1)[0]
+    node = f"{prefix}node-c"
+    kube_env.ensure_node(env.client, node, cpu="8", memory="32Gi", zone="az-e2e-c")
+    env.nodes[node] = "az-e2e-c"  # deleted with the others at the end
+    wait_for(lambda: _service_state(env, node, "up"), f"a compute host for the new node {node}")
+    wait_for(lambda: _hypervisors_up(env), "the new node as a hypervisor")
+    created = osc(env.cloud, "--os-compute-api-version", "2.74", "server", "create",
+                  "--flavor", "m1.tiny", "--image", IMAGE, "--nic", "none", "--host", node,
+                  "--wait", "e2e-kv-node-c")  # fmt: skip
+    sid = created["id"]
+    assert server_status(env, sid, "ACTIVE")["OS-EXT-SRV-ATTR:host"] == node
+
+    env.simulator.lose_node(node)
+    wait_for(lambda: _service_state(env, node, "down"), f"the service of lost node {node} to go down")  # fmt: skip
+
+    def settled() -> k.JsonObj | None:
+        code, body = api(env.cloud, "GET", f"/servers/{sid}")
+        assert code == 200, body
+        server: k.JsonObj = body["server"]
+        return server if server["OS-EXT-STS:task_state"] is None else None
+
+    # Nova leaves a down host's servers as they were; the VMI watch may have stopped it first
+    assert wait_for(settled, "the server to have no task")["status"] in ("ACTIVE", "SHUTOFF")
+    osc(env.cloud, "server", "delete", "--wait", sid, "--no-output")  # local: the host is down
+    assert env.vm(sid) is not None  # nobody could reach the guest
+
+    kube_env.ensure_node(env.client, node, cpu="8", memory="32Gi", zone="az-e2e-c")  # back
+    env.client.patch(k.NODES, node, {"metadata": {"labels": {"kubevirt.io/schedulable": "true"}}})  # fmt: skip
+    wait_for(lambda: _service_state(env, node, "up"), f"the compute host of {node} to return")
+    wait_for(lambda: env.vm(sid) is None and not any(owned_objects(env, sid).values()),
+             "the returning host to remove what the deleted server left")  # fmt: skip

@@ -28,7 +28,8 @@ DISK_GB = 2  # Placement's id of the standard resource class DISK_GB (VCPU 0, ME
 
 
 def _node_without_storage(client: k.KubeClient, name: str) -> None:
-    client.ensure(k.NODES, {"metadata": {"name": name, "labels": {k.HOSTNAME_LABEL: name}}})
+    labels = {k.HOSTNAME_LABEL: name, "kubevirt.io/schedulable": "true"}  # virt-handler's
+    client.ensure(k.NODES, {"metadata": {"name": name, "labels": labels}})
     resources = {"cpu": "4", "memory": "16Gi", "pods": "110"}
     status = {
         "capacity": resources,

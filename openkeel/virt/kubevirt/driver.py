@@ -99,6 +99,15 @@ class KubevirtDriver(MigrationMixin, RescueMixin, DevicesMixin):
             state = PowerState.SHUTDOWN if kind == "DELETED" else power_state(vmi)
             self.tracker.observe(uuid, state, resource_version(vmi))
 
+    def host_up(self) -> bool:
+        """The Node's Ready condition (a Node that is gone is not up); True while the API
+        server does not answer (nothing is known then: no flapping on a blip)."""
+        try:
+            found = self.client.get_or_none(k.NODES, self.node)
+        except KubeError:
+            return True
+        return found is not None and node_capacity(found).ready
+
     def get_available_nodes(self, refresh: bool = False) -> list[str]:
         return [self.node]
 

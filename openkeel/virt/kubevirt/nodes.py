@@ -5,10 +5,16 @@ Used by the KubeVirt driver's host methods (get_available_resource, availability
 
 from __future__ import annotations
 
+import logging
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 
 from openkeel.virt.kubevirt.client import NODES, JsonObj, KubeClient
+from openkeel.virt.kubevirt.watch import Watcher
+
+LOG = logging.getLogger(__name__)
 
 ZONE_LABEL = "topology.kubernetes.io/zone"
 
@@ -81,3 +87,58 @@ def _quantity(status: JsonObj, name: str) -> Decimal:
 def availability_zones(client: KubeClient) -> dict[str, str | None]:
     """Node name -> its ``topology.kubernetes.io/zone`` label (None when unlabelled)."""
     return {n.name: n.zone for n in map(node_capacity, client.items(NODES))}
+
+
+def node_names(client: KubeClient, selector: str = "") -> list[str]:
+    """Names of the Nodes matching ``selector`` (every Node when empty), sorted."""
+    return sorted(n["metadata"]["name"] for n in client.items(NODES, None, selector or None))
+
+
+class NodeWatch:
+    """The Nodes matching a label selector, followed as they come and go: ``on_join(name)``
+    for a Node that appears (or starts matching), ``on_leave(name)`` for one deleted (or no
+    longer matching: a label selector watch reports it DELETED). Callbacks run on the watch
+    thread, one at a time; ``known`` names the Nodes present at start (no join for them)."""
+
+    def __init__(
+        self,
+        client: KubeClient,
+        selector: str,
+        on_join: Callable[[str], None],
+        on_leave: Callable[[str], None],
+        known: set[str] | None = None,
+    ) -> None:
+        self._on_join, self._on_leave = on_join, on_leave
+        self._present = set(known or ())
+        self._lock = threading.Lock()
+        self._watcher = Watcher(client, NODES, self._handle, label_selector=selector or None, name="watch-nodes")  # fmt: skip
+
+    def start(self) -> NodeWatch:
+        self._watcher.start()
+        return self
+
+    @property
+    def synced(self) -> threading.Event:
+        return self._watcher.synced
+
+    def stop(self) -> None:
+        self._watcher.stop()
+
+    def threads(self) -> list[threading.Thread]:
+        return [self._watcher._thread]
+
+    def _handle(self, kind: str, node: JsonObj) -> None:
+        name = str(node.get("metadata", {}).get("name", ""))
+        with self._lock:
+            if kind == "DELETED":
+                if name not in self._present:
+                    return
+                self._present.discard(name)
+                callback = self._on_leave
+            else:
+                if name in self._present:
+                    return
+                self._present.add(name)
+                callback = self._on_join
+        LOG.info("Node %s %s", name, "left" if kind == "DELETED" else "joined")
+        callback(name)

@@ -353,6 +353,25 @@ class Simulator:
         if self.client.get_or_none(k.VMS, name, ns) is not None:
             self.client.update(k.VMS, name, write, ns, sub="status")
 
+    # --- Nodes -------------------------------------------------------------------------------
+
+    def lose_node(self, name: str) -> None:
+        """A node stops answering: the node lifecycle controller sets Ready Unknown, and
+        virt-controller, seeing virt-handler's heartbeat stale, marks the node unschedulable
+        for guests and moves its VMIs to phase Failed (KubeVirt's node controller)."""
+        unknown = {"conditions": [{"type": "Ready", "status": "Unknown", "reason": "NodeStatusUnknown"}]}  # fmt: skip
+        self.client.patch(k.NODES, name, {"status": unknown}, sub="status")
+        self.client.patch(k.NODES, name, {"metadata": {"labels": {"kubevirt.io/schedulable": "false"}}})  # fmt: skip
+        for vmi in self.client.items(k.VMIS, None, f"{NODE_LABEL}={name}"):
+            if not vmi["metadata"]["namespace"].startswith(self.prefix):
+                continue
+
+            def fail(obj: JsonObj) -> None:
+                obj.setdefault("status", {})["phase"] = "Failed"
+                obj["status"]["reason"] = "NodeUnresponsive"
+
+            self.client.update(k.VMIS, vmi["metadata"]["name"], fail, vmi["metadata"]["namespace"])
+
     # --- VirtualMachineInstances -----------------------------------------------------------
 
     def on_vmi(self, kind: str, vmi: JsonObj) -> None:
