@@ -252,6 +252,7 @@ def _handler_class(proxy: VirtApiProxy) -> type[BaseHTTPRequestHandler]:
             answered = proxy.subresource(self.command, split.path, body)
             if answered is not None:
                 self._answer(*answered)
+                proxy.answered(self.command, split.path)
                 return
             headers = {
                 key: value for key, value in self.headers.items() if key.lower() not in HOP_BY_HOP

@@ -485,3 +485,62 @@ def test_nodes_join_and_leave_while_running(cloud_up: KubeCloud) -> None:
     wait_for(lambda: _service_state(env, node, "up"), f"the compute host of {node} to return")
     wait_for(lambda: env.vm(sid) is None and not any(owned_objects(env, sid).values()),
              "the returning host to remove what the deleted server left")  # fmt: skip
+
+
+OUTAGE = 1.5  # seconds the API server does not answer, right after the request named
+
+
+def _no_leftovers(env: KubeCloud, sid: str) -> None:
+    assert env.vm(sid) is None and env.vmi(sid) is None
+    assert owned_objects(env, sid) == {"DataVolume": [], "Secret": []}
+
+
+@pytest.mark.parametrize(
+    ("method", "suffix"),
+    [
+        ("POST", "/namespaces"),
+        ("POST", "/secrets"),
+        ("POST", "/virtualmachines"),
+        ("PUT", "/start"),
+    ],
+)
+def test_api_cut_at_each_spawn_step(cloud_up: KubeCloud, method: str, suffix: str) -> None:
+    """Every step of a build, cut off: the server ends ACTIVE with one guest, never in BUILD."""
+    env = cloud_up
+    env.proxy.outage_after(method, suffix, OUTAGE)
+    sid = create_server(env, f"e2e-kv-cut-{suffix.strip('/')}")["id"]
+    assert_vm_for(env, server_status(env, sid, "ACTIVE"))
+    running_vmi(env, sid)
+    osc(env.cloud, "server", "delete", "--wait", sid, "--no-output")
+    _no_leftovers(env, sid)
+
+
+@pytest.mark.parametrize(("method", "suffix"), [("DELETE", "/virtualmachines"), ("DELETE", "/secrets")])  # fmt: skip
+def test_api_cut_at_each_delete_step(cloud_up: KubeCloud, method: str, suffix: str) -> None:
+    env = cloud_up
+    sid = create_server(env, "e2e-kv-cut-delete")["id"]
+    env.proxy.outage_after(method, suffix if suffix != "/virtualmachines" else f"/instance-{sid}", OUTAGE)  # fmt: skip
+    osc(env.cloud, "server", "delete", "--wait", sid, "--no-output")
+    _no_leftovers(env, sid)
+
+
+@pytest.mark.parametrize(
+    ("method", "suffix"),
+    [("PUT", "/virtualmachines/"), ("POST", "/virtualmachineinstancemigrations")],
+)
+def test_api_cut_at_each_live_migration_step(cloud_up: KubeCloud, method: str, suffix: str) -> None:
+    """The pin update and the migration request, each cut off: the server ends ACTIVE on the
+    destination (or, had the driver given up, back on the source), never MIGRATING."""
+    env = cloud_up
+    sid = create_server(env, "e2e-kv-cut-migrate")["id"]
+    source = server_status(env, sid, "ACTIVE")["OS-EXT-SRV-ATTR:host"]
+    target = next(node for node in sorted(env.nodes) if node != source and _service_state(env, node, "up"))  # fmt: skip
+    env.proxy.outage_after(method, suffix if method == "POST" else f"/instance-{sid}", OUTAGE)
+    osc(env.cloud, "--os-compute-api-version", "2.30", "server", "migrate", "--live-migration",
+        "--host", target, sid, "--no-output")  # fmt: skip
+    server = server_status(env, sid, "ACTIVE")
+    assert server["OS-EXT-SRV-ATTR:host"] == target
+    vmi = running_vmi(env, sid)
+    assert vmi["status"]["nodeName"] == target and vmi["spec"]["nodeSelector"] == {k.HOSTNAME_LABEL: target}  # fmt: skip
+    osc(env.cloud, "server", "delete", "--wait", sid, "--no-output")
+    _no_leftovers(env, sid)

@@ -172,11 +172,15 @@ class KubevirtBase(ComputeDriver):
             time.sleep(self.poll_interval)
 
     def _retrying(self, action: Callable[[], T], what: str) -> T:
-        """Run an idempotent ``action``, retrying transient API errors until the deadline."""
+        """Run an idempotent ``action``, retrying transient API errors until the deadline.
+        NotFoundError passes unchanged (callers decide what a missing object means); other
+        errors become driver errors."""
         deadline = time.monotonic() + self.wait_timeout
         while True:
             try:
                 return action()
+            except k.NotFoundError:
+                raise
             except KubeError as exc:
                 if not transient(exc) or time.monotonic() > deadline:
                     raise _driver_error(exc) from exc

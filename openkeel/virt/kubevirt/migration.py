@@ -18,7 +18,7 @@ from openkeel.domain.states import PowerState, TaskState
 from openkeel.virt import errors
 from openkeel.virt.driver import ProgressCallback, TaskStateCallback
 from openkeel.virt.kubevirt import client as k
-from openkeel.virt.kubevirt.base import LABEL_NODE, KubevirtBase, driver_error
+from openkeel.virt.kubevirt.base import LABEL_NODE, KubevirtBase, driver_error, transient
 from openkeel.virt.kubevirt.client import HOSTNAME_LABEL, JsonObj, KubeError
 from openkeel.virt.kubevirt.manifests import naming
 from openkeel.virt.kubevirt.nodes import parse_quantity
@@ -133,7 +133,8 @@ class MigrationMixin(KubevirtBase):
 
     def _update_vm(self, ref: InstanceRef, mutate: k.Mutator) -> JsonObj:
         try:
-            return self.client.update(k.VMS, self._name(ref), mutate, self._ns(ref))
+            # read-modify-write: a retry after a lost answer finds nothing left to change
+            return self._retrying(lambda: self.client.update(k.VMS, self._name(ref), mutate, self._ns(ref)), f"updating the VM of {ref.uuid}")  # fmt: skip
         except k.NotFoundError as exc:
             raise errors.InstanceNotFound(ref.uuid) from exc
         except KubeError as exc:
@@ -157,12 +158,20 @@ class MigrationMixin(KubevirtBase):
         # first: the VM template names the destination and KubeVirt's LiveUpdate rollout
         # carries it to the running VMI; then the migration may target the destination.
         self._pin(instance, node)
+        body = {
+            "metadata": {"generateName": "kubevirt-migrate-vm-", "namespace": ns,
+                         "labels": {naming.LABEL_SERVER_ID: instance.uuid}},
+            "spec": {"vmiName": name, "addedNodeSelector": {HOSTNAME_LABEL: node}},
+        }  # fmt: skip
+
+        def request_migration() -> JsonObj:
+            # A create whose answer was lost may have happened: adopt it, never start two.
+            for active in self._active_migrations(instance):
+                return active
+            return self.client.create(k.MIGRATIONS, body)
+
         try:
-            vmim = self.client.create(k.MIGRATIONS, {
-                "metadata": {"generateName": "kubevirt-migrate-vm-", "namespace": ns,
-                             "labels": {naming.LABEL_SERVER_ID: instance.uuid}},
-                "spec": {"vmiName": name, "addedNodeSelector": {HOSTNAME_LABEL: node}},
-            })  # fmt: skip
+            vmim = self._retrying(request_migration, f"requesting the migration of {instance.uuid}")
             self._aborted.discard(vmim["metadata"]["name"])
             self._follow(instance, vmim["metadata"]["name"], on_progress)
         except BaseException:
@@ -217,7 +226,13 @@ class MigrationMixin(KubevirtBase):
     def _follow(self, ref: InstanceRef, vmim: str, on_progress: ProgressCallback) -> None:
         ns, last, deadline = self._ns(ref), None, time.monotonic() + self.wait_timeout
         while True:
-            found = self.client.get_or_none(k.MIGRATIONS, vmim, ns)
+            try:
+                found = self.client.get_or_none(k.MIGRATIONS, vmim, ns)
+            except KubeError as exc:
+                if not transient(exc) or time.monotonic() > deadline:
+                    raise driver_error(exc) from exc
+                time.sleep(max(self.poll_interval, 0.1))  # the API server is away: wait
+                continue
             if found is None or found["metadata"].get("deletionTimestamp"):
                 if vmim in self._aborted:
                     raise errors.MigrationAborted(ref.uuid)
