@@ -115,7 +115,9 @@ def run(
         )
         logs.setup(conf, "openkeel-all-in-one")
         if conf.compute_driver == KUBEVIRT:  # --kubeconfig, or set in a --config-file
-            preflight.check_kubeconfig(conf.kubevirt.kubeconfig)
+            preflight.check_kubeconfig(
+                conf.kubevirt.kubeconfig, context=conf.kubevirt.kubeconfig_context
+            )
         sock = stack.enter_context(preflight.listen(host, port))
         url = f"http://{host}:{sock.getsockname()[1]}"
         with preflight.starting("start-up"):

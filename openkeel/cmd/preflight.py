@@ -13,6 +13,7 @@ import contextlib
 import errno
 import fcntl
 import os
+import shutil
 import socket
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
@@ -157,12 +158,13 @@ def _read_pid(fd: int) -> str:
 # --- Kubernetes --------------------------------------------------------------------------------
 
 
-def check_kubeconfig(path: str | None, timeout: float = 10.0) -> None:
-    """The kubeconfig at ``path`` (in-cluster when empty) loads and its API server lists Nodes."""
+def check_kubeconfig(path: str | None, timeout: float = 10.0, context: str | None = None) -> None:
+    """The kubeconfig at ``path`` (a ':' list of files is merged; in-cluster when empty)
+    loads and its API server lists Nodes."""
     from openkeel.virt.kubevirt.client import NODES, KubeClient, KubeError
 
     where = f"kubeconfig {path}" if path else "in-cluster Kubernetes configuration"
-    config = _load_kubeconfig(path, where)
+    config = _load_kubeconfig(path, where, context)
     try:
         client = KubeClient(config, timeout=timeout)
     except (OSError, ValueError) as exc:
@@ -182,19 +184,22 @@ def check_kubeconfig(path: str | None, timeout: float = 10.0) -> None:
         client.close()
 
 
-def _load_kubeconfig(path: str | None, where: str) -> KubeConfig:
+def _load_kubeconfig(path: str | None, where: str, context: str | None = None) -> KubeConfig:
     from openkeel.virt.kubevirt.client import KubeConfig, KubeError
 
-    if path:
+    for one in (path or "").split(os.pathsep):
+        if not one:
+            continue
+        here = f"kubeconfig {one}"
         try:
-            text = Path(path).read_text()
+            text = Path(one).read_text()
         except OSError as exc:
-            raise StartupError(f"cannot read {where}: {exc.strerror}") from exc
+            raise StartupError(f"cannot read {here}: {exc.strerror}") from exc
         except UnicodeDecodeError as exc:
-            raise StartupError(f"{where} is not a text file") from exc
-        _check_kubeconfig_text(text, where)
+            raise StartupError(f"{here} is not a text file") from exc
+        _check_kubeconfig_text(text, here)
     try:
-        return KubeConfig.load(path)
+        return KubeConfig.load(path, context)
     except OSError as exc:
         raise StartupError(f"cannot read {where}: {exc.strerror} ({exc.filename})") from exc
     except KubeError as exc:
@@ -215,6 +220,15 @@ def _check_kubeconfig_text(text: str, where: str) -> None:
         raise StartupError(f"{where} is not valid YAML: {problem}{at}") from exc
     if not isinstance(doc, dict):
         raise StartupError(f"{where} is not a kubeconfig (no mapping at the top)")
+    for user in doc.get("users") or []:
+        plugin = ((user or {}).get("user") or {}).get("exec") or {}
+        command = plugin.get("command")
+        if command and shutil.which(str(command)) is None:
+            hint = plugin.get("installHint") or ""
+            raise StartupError(
+                f"{where}: the credential plugin {command!r} of user {user.get('name')!r}"
+                f" is not installed (not found on PATH). {hint}".rstrip()
+            )
 
 
 # --- databases and the listening socket ------------------------------------------------------

@@ -66,7 +66,9 @@ def start(role: str, conf: cfg.ConfigOpts) -> RoleSet:
     api_db = preflight.connected_engine(conf.api_database.connection, "[api_database] connection")
     cell_dbs = cell_engines(api_db)
     if role == "compute" and conf.compute_driver == KUBEVIRT:
-        preflight.check_kubeconfig(conf.kubevirt.kubeconfig)
+        preflight.check_kubeconfig(
+            conf.kubevirt.kubeconfig, context=conf.kubevirt.kubeconfig_context
+        )
     placement = placement_client(conf)
     roles = RoleSet(get_transport(conf.transport_url, exchange=conf.control_exchange))
     try:

@@ -11,7 +11,12 @@ from oslo_config import cfg
 OPTS = [
     cfg.StrOpt(
         "kubeconfig",
-        help="Path of the kubeconfig file; empty: the in-cluster service account.",
+        help="Path of the kubeconfig file, or a list of them separated by ':' merged as "
+        "kubectl merges KUBECONFIG; empty: the in-cluster service account.",
+    ),
+    cfg.StrOpt(
+        "kubeconfig_context",
+        help="Context of the kubeconfig to use; empty: its current-context.",
     ),
     cfg.StrOpt(
         "namespace_scheme",

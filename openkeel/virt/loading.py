@@ -42,7 +42,7 @@ def compute_hosts(conf: cfg.ConfigOpts, count: int = 1) -> list[str]:
     from openkeel.virt.kubevirt.client import KubeClient, KubeConfig
     from openkeel.virt.kubevirt.nodes import node_names
 
-    client = KubeClient(KubeConfig.load(conf.kubevirt.kubeconfig))
+    client = KubeClient(KubeConfig.load(conf.kubevirt.kubeconfig, conf.kubevirt.kubeconfig_context))
     try:
         return node_names(client, conf.kubevirt.node_label_selector)
     finally:
@@ -63,7 +63,7 @@ def follow_nodes(
     from openkeel.virt.kubevirt.client import KubeClient, KubeConfig
     from openkeel.virt.kubevirt.nodes import NodeWatch
 
-    client = KubeClient(KubeConfig.load(conf.kubevirt.kubeconfig))
+    client = KubeClient(KubeConfig.load(conf.kubevirt.kubeconfig, conf.kubevirt.kubeconfig_context))
     selector = conf.kubevirt.node_label_selector
     watch = NodeWatch(client, selector, on_join, on_leave, known=set(known)).start()
 

@@ -57,6 +57,9 @@ contexts: [{name: c, context: {cluster: k, user: u}}]
 clusters: [{name: k, cluster: {server: "https://127.0.0.1:PORT"}}]
 users: [{name: u, user: {token: t}}]
 """
+NO_PLUGIN = UNREACHABLE.replace(
+    "{token: t}", "{exec: {apiVersion: client.authentication.k8s.io/v1, command: no-such-plugin-x}}"
+)
 
 
 @pytest.mark.parametrize(
@@ -66,10 +69,19 @@ users: [{name: u, user: {token: t}}]
         ("", "is empty"),
         ("{{{ not: yaml", "is not valid YAML"),
         ("- just\n- a list\n", "is not a kubeconfig"),
-        ("apiVersion: v1\ncurrent-context: nope\n", "has no context named 'nope'"),
+        ("apiVersion: v1\ncurrent-context: nope\n", "Expected object with name nope"),
         (UNREACHABLE, "is unreachable"),
+        (NO_PLUGIN, "credential plugin 'no-such-plugin-x' of user 'u' is not installed"),
     ],
-    ids=["missing", "empty", "malformed", "not-a-mapping", "no-context", "unreachable"],
+    ids=[
+        "missing",
+        "empty",
+        "malformed",
+        "not-a-mapping",
+        "no-context",
+        "unreachable",
+        "no-plugin",
+    ],
 )
 def test_bad_kubeconfig(tmp_path: Path, text: str | None, expected: str) -> None:
     if text is None:

@@ -48,7 +48,10 @@ def upstream_client(config: KubeConfig) -> httpx.Client:
         verify = ssl.create_default_context(cafile=config.ca_file)
     if config.cert_file and config.key_file and isinstance(verify, ssl.SSLContext):
         verify.load_cert_chain(config.cert_file, config.key_file)
-    headers = {"Authorization": f"Bearer {config.token}"} if config.token else {}
+    bearer = config.credentials.header() if config.credentials else None
+    if bearer is None and config.token:
+        bearer = f"Bearer {config.token}"
+    headers = {"Authorization": bearer} if bearer else {}
     timeout = httpx.Timeout(30.0, read=None)  # watches stay open for minutes
     limits = httpx.Limits(max_connections=128, max_keepalive_connections=32)
     return httpx.Client(

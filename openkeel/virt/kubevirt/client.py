@@ -21,19 +21,20 @@ import builtins
 import contextlib
 import copy
 import logging
-import os
 import socket
 import ssl
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import httpx
 import orjson
-import yaml
+
+from openkeel.virt.kubevirt import kubeconfig
+from openkeel.virt.kubevirt.kubeconfig import Credentials
 
 LOG = logging.getLogger(__name__)
 
@@ -128,56 +129,64 @@ def error_from(status: int, body: bytes) -> KubeError:
 
 @dataclass(frozen=True)
 class KubeConfig:
-    """Where the API server is and how to authenticate."""
+    """Where the API server is and how to authenticate (``load`` reads a kubeconfig with
+    the ``kubernetes`` package's loader; see kubeconfig.py)."""
 
     server: str
-    token: str | None = None
+    token: str | None = None  # a fixed bearer token (tests, simple setups)
     ca_file: str | None = None
     cert_file: str | None = None
     key_file: str | None = None
     namespace: str = "default"
+    verify: bool = True  # False: insecure-skip-tls-verify
+    tls_server_name: str | None = None  # the name the server certificate is checked for
+    proxy: str | None = None  # proxy-url
+    # Refreshing credentials (token files, exec plugins, auth providers, in-cluster token).
+    credentials: Credentials | None = field(default=None, compare=False, repr=False)
 
     @classmethod
-    def load(cls, path: str | None) -> KubeConfig:
-        """From a kubeconfig file (current context), or in-cluster when ``path`` is empty."""
-        if not path:
-            return cls.in_cluster()
-        doc = yaml.safe_load(Path(path).read_text())
-        current = doc.get("current-context")
-        context = _named(doc.get("contexts", []), current, "context")
-        cluster = _named(doc.get("clusters", []), context.get("cluster"), "cluster")
-        user = _named(doc.get("users", []), context.get("user"), "user")
-        base = Path(path).parent
+    def load(cls, path: str | None, context: str | None = None) -> KubeConfig:
+        """From a kubeconfig file or a ``KUBECONFIG``-style list of files (``context``, else
+        the current one), or in-cluster when ``path`` is empty."""
+        try:
+            loaded, credentials, namespace = kubeconfig.load(path, context, SERVICE_ACCOUNT)
+        except kubeconfig.ConfigError as exc:
+            raise KubeError(0, "BadConfig", str(exc)) from exc
         return cls(
-            server=str(cluster["server"]).rstrip("/"),
-            token=user.get("token"),
-            ca_file=_relative(base, cluster.get("certificate-authority")),
-            cert_file=_relative(base, user.get("client-certificate")),
-            key_file=_relative(base, user.get("client-key")),
-            namespace=context.get("namespace", "default"),
+            server=str(loaded.host).rstrip("/"),
+            ca_file=loaded.ssl_ca_cert,
+            cert_file=loaded.cert_file,
+            key_file=loaded.key_file,
+            namespace=namespace,
+            verify=bool(loaded.verify_ssl),
+            tls_server_name=loaded.tls_server_name,
+            proxy=loaded.proxy,
+            credentials=credentials,
         )
 
     @classmethod
     def in_cluster(cls) -> KubeConfig:
-        host = os.environ.get("KUBERNETES_SERVICE_HOST", "kubernetes.default.svc")
-        port = os.environ.get("KUBERNETES_SERVICE_PORT", "443")
-        return cls(
-            server=f"https://{host}:{port}",
-            token=(SERVICE_ACCOUNT / "token").read_text().strip(),
-            ca_file=str(SERVICE_ACCOUNT / "ca.crt"),
-        )
+        return cls.load(None)
 
 
-def _named(entries: list[JsonObj], name: object, key: str) -> JsonObj:
-    for entry in entries:
-        if entry.get("name") == name:
-            found: JsonObj = entry.get(key) or {}
-            return found
-    raise KubeError(0, "BadConfig", f"kubeconfig has no {key} named {name!r}")
+class _RefreshingAuth(httpx.Auth):
+    """The current Authorization header on every request; after a 401 the credentials are
+    loaded again (a rotated token, an expired exec credential) and the request sent once more."""
 
+    def __init__(self, credentials: Credentials) -> None:
+        self.credentials = credentials
 
-def _relative(base: Path, value: str | None) -> str | None:
-    return None if not value else str(base / value)
+    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+        header = self.credentials.header()
+        if header:
+            request.headers["Authorization"] = header
+        response = yield request
+        if response.status_code == 401:
+            self.credentials.reload()
+            fresh = self.credentials.header()
+            if fresh and fresh != header:
+                request.headers["Authorization"] = fresh
+                yield request
 
 
 _IDEMPOTENT = frozenset({"GET", "PUT", "DELETE", "HEAD"})
@@ -198,8 +207,9 @@ class WatchStream:
     """One watch's own connection and response: iterate it (in one thread) for the events;
     ``abort()`` from any thread ends the iteration promptly. Made by KubeClient.watch."""
 
-    def __init__(self, http: httpx.Client) -> None:
+    def __init__(self, http: httpx.Client, extensions: dict[str, str] | None = None) -> None:
         self._http = http
+        self._extensions = extensions
         self._lock = threading.Lock()
         self._resp: httpx.Response | None = None
         self._aborted = False
@@ -211,7 +221,9 @@ class WatchStream:
 
     def open(self, path: str, params: dict[str, str], timeout: httpx.Timeout) -> httpx.Response:
         """Send the watch request; the response (headers read) is what gets iterated."""
-        request = self._http.build_request("GET", path, params=params, timeout=timeout)
+        request = self._http.build_request(
+            "GET", path, params=params, timeout=timeout, extensions=self._extensions
+        )
         try:
             resp = self._http.send(request, stream=True)
         except httpx.HTTPError as exc:
@@ -265,15 +277,19 @@ class KubeClient:
     def __init__(self, config: KubeConfig, timeout: float = 30.0) -> None:
         self.config = config
         self.timeout = timeout
-        verify: ssl.SSLContext | bool = True
-        if config.ca_file:
-            verify = ssl.create_default_context(cafile=config.ca_file)
-        if config.cert_file and config.key_file and isinstance(verify, ssl.SSLContext):
+        verify = ssl.create_default_context(cafile=config.ca_file or None)
+        if not config.verify:
+            verify.check_hostname = False
+            verify.verify_mode = ssl.CERT_NONE
+        if config.cert_file and config.key_file:
             verify.load_cert_chain(config.cert_file, config.key_file)
         self._verify = verify
         self._headers = {"Accept": "application/json"}
         if config.token:
             self._headers["Authorization"] = f"Bearer {config.token}"
+        self._auth = _RefreshingAuth(config.credentials) if config.credentials else None
+        # tls-server-name: the certificate is checked for (and SNI names) this host
+        self._extensions = {"sni_hostname": config.tls_server_name} if config.tls_server_name else None  # fmt: skip
         self._http = self._new_http(httpx.Limits(max_connections=64, max_keepalive_connections=32))
         self._cond = threading.Condition()
         self._busy = 0
@@ -288,6 +304,9 @@ class KubeClient:
             headers=self._headers,
             timeout=self.timeout,
             limits=limits,
+            auth=self._auth,
+            proxy=self.config.proxy,
+            trust_env=False,  # the kubeconfig says whether there is a proxy
         )
 
     @property
@@ -368,8 +387,9 @@ class KubeClient:
         for attempt in range(attempts):
             try:
                 return self._http.request(
-                    method, path, content=content, params=params, headers=headers
-                )
+                    method, path, content=content, params=params, headers=headers,
+                    extensions=self._extensions,
+                )  # fmt: skip
             except (httpx.ReadError, httpx.RemoteProtocolError) as exc:
                 # A kept-alive connection the server (or a TLS hiccup) broke: a fresh
                 # connection usually works; only requests safe to repeat are repeated.
@@ -383,7 +403,7 @@ class KubeClient:
         """A plain-text GET (pod logs); None when the server answers an error."""
         try:
             with self._in_use(f"GET {path}"):
-                resp = self._http.get(path, params=params, headers={"Accept": "*/*"})
+                resp = self._http.get(path, params=params, headers={"Accept": "*/*"}, extensions=self._extensions)  # fmt: skip
         except httpx.HTTPError as exc:
             raise KubeError(0, "Unreachable", f"GET {path}: {exc}") from exc
         return resp.text if resp.status_code == 200 else None
@@ -392,7 +412,7 @@ class KubeClient:
         """True if the server answers /readyz."""
         try:
             with self._in_use("GET /readyz"):
-                return self._http.get("/readyz", timeout=3.0).status_code == 200
+                return self._http.get("/readyz", timeout=3.0, extensions=self._extensions).status_code == 200  # fmt: skip
         except (httpx.HTTPError, ClosedError):
             return False
 
@@ -536,7 +556,7 @@ class KubeClient:
         with self._cond:
             if self._closed:
                 raise ClosedError(f"watch {path}")
-            stream = WatchStream(self._new_http(limits))
+            stream = WatchStream(self._new_http(limits), self._extensions)
             self._watches.add(stream)
         return stream
 

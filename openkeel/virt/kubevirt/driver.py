@@ -333,7 +333,7 @@ def _error(exc: KubeError) -> errors.DriverError:
 
 def from_conf(conf: Any, virt_api: VirtApi | None = None) -> KubevirtDriver:
     """The driver configured by ``[kubevirt]`` (kubeconfig, namespace scheme...)."""
-    client = KubeClient(KubeConfig.load(conf.kubevirt.kubeconfig))
+    client = KubeClient(KubeConfig.load(conf.kubevirt.kubeconfig, conf.kubevirt.kubeconfig_context))
     return KubevirtDriver(
         client, settings_from_conf(conf), virt_api or HttpVirtApi(client), owns_client=True
     )
