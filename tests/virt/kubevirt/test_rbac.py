@@ -1,0 +1,195 @@
+"""The KubeVirt driver with exactly the RBAC of deploy/kubernetes/rbac.yaml (issue 9 item 7).
+
+The manifest is applied to the real kube-apiserver (RBAC authorization on); the driver then
+runs every operation with a client that impersonates the manifest's ServiceAccount, so the
+API server authorizes each request against that ClusterRole and nothing else. The test-side
+virt-api stand-in acts with its own (admin) rights, as virt-api does; that the ServiceAccount
+may call each virt-api subresource the real HttpVirtApi uses is checked with
+SubjectAccessReviews derived from HttpVirtApi itself, so a new call the manifest lacks fails
+here. A request outside the manifest is refused (403): the RBAC in force is the manifest's.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import yaml
+
+from openkeel.domain.states import PowerState
+from openkeel.virt.kubevirt import client as k
+from openkeel.virt.kubevirt.driver import KubevirtDriver
+from openkeel.virt.kubevirt.nodes import NodeWatch
+from openkeel.virt.kubevirt.virtapi import HttpVirtApi
+from openkeel.virt.model import (
+    DiskTransfer,
+    FlavorSpec,
+    ImageSpec,
+    InstanceRef,
+    InstanceSpec,
+    MigrationRef,
+    RebootType,
+    SnapshotTarget,
+)
+from tests import leaks
+from tests.virt.kubevirt import kube_env
+from tests.virt.kubevirt.kube_env import KubeSession
+
+MANIFEST = Path(__file__).resolve().parents[3] / "deploy" / "kubernetes" / "rbac.yaml"
+ACCOUNT = "system:serviceaccount:openkeel:openkeel-compute"
+GROUPS = ("system:serviceaccounts", "system:serviceaccounts:openkeel", "system:authenticated")
+SMALL = FlavorSpec("1", "m1.small", vcpus=1, memory_mb=512, root_gb=1)
+LARGE = FlavorSpec("2", "m1.large", vcpus=2, memory_mb=1024, root_gb=2)
+
+RBAC = "rbac.authorization.k8s.io"
+KINDS = {
+    "Namespace": k.NAMESPACES,
+    "ServiceAccount": k.Resource("", "v1", "serviceaccounts", "ServiceAccount"),
+    "ClusterRole": k.Resource(RBAC, "v1", "clusterroles", "ClusterRole", namespaced=False),
+    "ClusterRoleBinding": k.Resource(
+        RBAC, "v1", "clusterrolebindings", "ClusterRoleBinding", namespaced=False
+    ),
+}
+REVIEWS = k.Resource("authorization.k8s.io", "v1", "subjectaccessreviews", "SubjectAccessReview", namespaced=False)  # fmt: skip
+
+
+class AsServiceAccount(k.KubeClient):
+    """A client whose every request (watches included) impersonates the ServiceAccount."""
+
+    def _new_http(self, limits: httpx.Limits) -> httpx.Client:
+        self._headers["Impersonate-User"] = ACCOUNT
+        http = super()._new_http(limits)
+        # one Impersonate-Group header per group (a multi-valued header)
+        groups = [("Impersonate-Group", group) for group in GROUPS]
+        http.headers = httpx.Headers([*http.headers.multi_items(), *groups])
+        return http
+
+
+def _apply(admin: k.KubeClient) -> None:
+    for doc in yaml.safe_load_all(MANIFEST.read_text()):
+        res = KINDS[doc["kind"]]
+        name = doc["metadata"]["name"]
+        ns = doc["metadata"].get("namespace")
+        if admin.get_or_none(res, name, ns) is None:
+            admin.create(res, doc, ns)
+        else:
+            wanted = {key: value for key, value in doc.items() if key != "metadata"}
+            admin.update(res, name, lambda obj, wanted=wanted: obj.update(wanted), ns)  # type: ignore[misc]
+
+
+@pytest.fixture(scope="module")
+def sa_client() -> Iterator[k.KubeClient]:
+    kube = kube_env.session()
+    _apply(kube.client)
+    client = AsServiceAccount(kube.client.config, timeout=10.0)
+    owner = leaks.owned_by("the module's ServiceAccount client", leaks.kube_client_sockets(client))
+    yield client
+    client.close()
+    leaks.released(owner)
+
+
+def _driver(kube: KubeSession, client: k.KubeClient, host: str, prefix: str, **kw: Any) -> KubevirtDriver:  # fmt: skip
+    if kube.client.get_or_none(k.NODES, prefix + host) is None:
+        kube_env.ensure_node(kube.client, prefix + host)
+    driver = KubevirtDriver(client, kube.settings, kube.virt_api, node_for_host=lambda h: prefix + h,
+                            wait_timeout=60.0, poll_interval=0.01, **kw)  # fmt: skip
+    driver.init_host(host)
+    return driver
+
+
+def _spec() -> InstanceSpec:
+    server_id = str(uuid.uuid4())
+    ref = InstanceRef(server_id, f"instance-{server_id[:8]}", "project-rbac")
+    image = ImageSpec("155d900f-4e14-4e4c-a73d-069cbf4541e6", disk_format="qcow2")
+    return InstanceSpec(ref, "vm1", "user-1", SMALL, image, user_data="aGk=")
+
+
+def test_every_operation_with_the_manifest_rbac(sa_client: k.KubeClient) -> None:
+    kube = kube_env.session()
+    prefix = kube.node_prefix()
+    source = _driver(kube, sa_client, "host-a", prefix, watch_events=True)
+    dest = _driver(kube, sa_client, "host-b", prefix)
+    try:
+        assert source.host_up() and source.get_available_resource(source.node).vcpus == 16
+        spec = _spec()
+        source.spawn(spec)
+        source.reboot(spec.ref, RebootType.SOFT)
+        source.reboot(spec.ref, RebootType.HARD)
+        source.pause(spec.ref)
+        source.unpause(spec.ref)
+        source.suspend(spec.ref)
+        source.resume(spec)
+        source.power_off(spec.ref)
+        source.power_on(spec)
+        migration = MigrationRef(1, "host-a", "host-a", "n", "n")
+        source.migrate_disk_and_power_off(spec, "host-a", LARGE)
+        source.finish_migration(migration, replace(spec, flavor=LARGE), DiskTransfer(spec.uuid), resize_instance=True)  # fmt: skip
+        source.confirm_migration(migration, spec.ref)
+        source.live_migration(spec.ref, "host-b", lambda _p: None)
+        dest.post_live_migration_at_destination(spec)
+        assert dest.list_instance_uuids() == [spec.uuid]
+        assert dest.get_info(spec.ref).state == PowerState.RUNNING
+        dest.snapshot(spec.ref, SnapshotTarget(str(uuid.uuid4()), "snap"), lambda *_a: None)
+        assert dest.list_leftover_uuids() == []
+        dest.destroy(spec.ref)
+        assert not dest.instance_exists(spec.ref)
+        joined: list[str] = []
+        watch = NodeWatch(sa_client, "kubevirt.io/schedulable=true", joined.append, lambda _n: None).start()  # fmt: skip
+        try:
+            assert watch.synced.wait(10)
+        finally:
+            watch.stop()
+        assert f"{prefix}host-a" in joined
+    finally:
+        source.cleanup_host("host-a")
+        dest.cleanup_host("host-b")
+
+
+def test_the_manifest_is_what_is_in_force(sa_client: k.KubeClient) -> None:
+    kube = kube_env.session()
+    node = kube.node_prefix() + "n"
+    kube_env.ensure_node(kube.client, node)
+    with pytest.raises(k.KubeError) as refused:
+        sa_client.delete(k.NODES, node)
+    assert refused.value.status == 403
+    with pytest.raises(k.KubeError) as refused:
+        sa_client.items(KINDS["ClusterRole"])
+    assert refused.value.status == 403
+
+
+class _Recorder(HttpVirtApi):
+    """HttpVirtApi that records the paths it would PUT instead of sending them."""
+
+    def __init__(self) -> None:
+        self.paths: list[str] = []
+
+    def _put(self, namespace: str, kind: str, name: str, action: str, body: k.JsonObj) -> None:
+        self.paths.append(f"{kind}/{action}")
+
+
+def test_every_virt_api_subresource_is_allowed(sa_client: k.KubeClient) -> None:
+    kube = kube_env.session()
+    recorder = _Recorder()
+    ns = "project-rbac"
+    for call in (recorder.start, recorder.pause, recorder.unpause, recorder.soft_reboot, recorder.reset):  # fmt: skip
+        call(ns, "vm")
+    recorder.stop(ns, "vm", 10)
+    recorder.add_volume(ns, "vm", {"name": "v"})
+    recorder.remove_volume(ns, "vm", "v")
+    methods = {n for n in vars(HttpVirtApi) if not n.startswith("_") and n != "console_log"}
+    assert len(recorder.paths) == len(methods), "a new virt-api call: add it here and to the manifest"  # fmt: skip
+    for path in recorder.paths:
+        resource, sub = path.split("/")
+        review = kube.client.create(REVIEWS, {
+            "spec": {"user": ACCOUNT, "groups": list(GROUPS),
+                     "resourceAttributes": {"group": "subresources.kubevirt.io", "resource": resource,
+                                            "subresource": sub, "verb": "update", "namespace": ns}},
+        })  # fmt: skip
+        assert review["status"]["allowed"], (
+            f"the manifest does not allow {path}: {review['status']}"
+        )
