@@ -11,7 +11,14 @@ from collections.abc import Mapping
 from typing import ClassVar
 
 from openkeel.compute.host import ComputeHost
-from openkeel.compute.operations import console, delete, power, resize_verify, soft_delete
+from openkeel.compute.operations import (
+    console,
+    delete,
+    power,
+    rebuild,
+    resize_verify,
+    soft_delete,
+)
 from openkeel.compute.operations import live_migrate as live_ops
 from openkeel.compute.operations import pause as pause_ops
 from openkeel.compute.operations import resize as resize_ops
@@ -66,6 +73,9 @@ class ComputeEndpoint:
 
     def reboot_instance(self, context: CallContext, msg: m.RebootInstance) -> None:
         power.reboot(self._host, context, msg.instance_uuid, msg.reboot_type)
+
+    def rebuild_instance(self, context: CallContext, msg: m.RebuildInstance) -> None:
+        rebuild.rebuild(self._host, context, msg)
 
     # --- resize / cold migration -------------------------------------------------------------
 

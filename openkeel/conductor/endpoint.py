@@ -12,6 +12,7 @@ from openkeel.conductor.context import ConductorDeps
 from openkeel.conductor.tasks.build import BuildOptions, RescheduleTask, ScheduleAndBuildTask
 from openkeel.conductor.tasks.live_migrate import LiveMigrateTask
 from openkeel.conductor.tasks.migrate import MigrateTask
+from openkeel.conductor.tasks.rebuild import RebuildTask
 from openkeel.rpc.clients.conductor import SERVER_VERSION
 from openkeel.rpc.message import CallContext
 from openkeel.rpc.messages import RpcMessage
@@ -56,3 +57,6 @@ class ComputeTaskEndpoint:
             self._deps, context, msg.instance_uuid, msg.scheduler_hint, msg.block_migration,
             msg.request_spec,
         ).execute()  # fmt: skip
+
+    def rebuild_instance(self, context: CallContext, msg: m.RebuildInstance) -> None:
+        RebuildTask(self._deps, context, msg).execute()

@@ -117,3 +117,11 @@ def host_up(services: ApiServices, host: str = "host1") -> None:
                 created_at=sa.func.now(), last_seen_up=sa.func.now(), updated_at=sa.func.now(),
             )
         )  # fmt: skip
+
+
+def placed_server(api: ApiClient, services: ApiServices) -> str:
+    """An ACTIVE server of USER on host1 (flavor 1 created first)."""
+    flavor(api)
+    sid: str = create(api)["server"]["id"]
+    place(services, sid)
+    return sid

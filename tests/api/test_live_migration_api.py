@@ -10,7 +10,7 @@ import pytest
 from openkeel.api.services import ApiServices
 from openkeel.db.repositories import compute_nodes, instance_actions, instances, migrations
 from openkeel.domain.instances import InstanceUpdate
-from tests.api.server_fakes import ADMIN, USER, Recorder, create, flavor, place, wire
+from tests.api.server_fakes import ADMIN, USER, Recorder, create, flavor, place
 from tests.client import ApiClient
 from tests.conftest import CELL1_UUID
 
@@ -25,11 +25,6 @@ def _error(resp: Any, status: int, message: str) -> None:
     assert resp.status_code == status, resp.text
     (fault,) = resp.json().values()
     assert fault["message"] == message
-
-
-@pytest.fixture
-def roles(services: ApiServices) -> tuple[Recorder, Recorder]:
-    return wire(services)
 
 
 @pytest.fixture

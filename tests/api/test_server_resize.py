@@ -11,7 +11,7 @@ from openkeel.api.services import ApiServices
 from openkeel.db.repositories import instance_actions, instances, migrations
 from openkeel.domain import migrations as mstatus
 from openkeel.domain.instances import InstanceUpdate
-from tests.api.server_fakes import ADMIN, USER, Recorder, create, flavor, place, wire
+from tests.api.server_fakes import ADMIN, USER, Recorder, create, flavor, place
 from tests.client import ApiClient
 from tests.conftest import CELL1_UUID
 
@@ -24,11 +24,6 @@ def _error(resp: Any, status: int, message: str) -> None:
     assert resp.status_code == status, resp.text
     (fault,) = resp.json().values()
     assert fault["message"] == message
-
-
-@pytest.fixture
-def roles(services: ApiServices) -> tuple[Recorder, Recorder]:
-    return wire(services)
 
 
 @pytest.fixture

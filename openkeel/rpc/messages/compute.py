@@ -116,6 +116,19 @@ class RebootInstance(InstanceMessage):
     reboot_type: str = "SOFT"
 
 
+@dataclass(frozen=True)
+class RebuildInstance(InstanceMessage):
+    """Define the guest again from ``image_ref`` on this host (conductor -> compute, cast)."""
+
+    method: ClassVar[str] = "rebuild_instance"
+    versions: ClassVar[tuple[str, ...]] = ("6.0", "5.12")
+
+    image_ref: str = ""
+    orig_image_ref: str = ""
+    admin_password: str | None = None
+    preserve_ephemeral: bool = False
+
+
 # --- resize / cold migration (openkeel.compute.operations.resize, resize_verify) -----------
 
 
@@ -251,7 +264,7 @@ class GetConsoleOutput(InstanceMessage):
 MESSAGES = by_method(
     BuildAndRunInstance, TerminateInstance, SoftDeleteInstance, RestoreInstance, StartInstance,
     StopInstance, PauseInstance, UnpauseInstance, SuspendInstance, ResumeInstance,
-    InjectNetworkInfo, RebootInstance, PrepResize, ResizeInstance, FinishResize, ConfirmResize,
+    InjectNetworkInfo, RebootInstance, RebuildInstance, PrepResize, ResizeInstance, FinishResize, ConfirmResize,
     RevertResize, FinishRevertResize, LiveMigration, PostLiveMigrationAtDestination,
     LiveMigrationAbort, LiveMigrationForceComplete, GetConsoleOutput,
 )  # fmt: skip

@@ -75,4 +75,21 @@ class LiveMigrateInstance(RpcMessage):
     request_spec: Json | None = None
 
 
-MESSAGES = by_method(ScheduleAndBuildInstances, BuildInstances, MigrateServer, LiveMigrateInstance)
+@dataclass(frozen=True)
+class RebuildInstance(RpcMessage):
+    """Rebuild an instance on its host from ``image_ref`` (API -> conductor, cast)."""
+
+    method: ClassVar[str] = "rebuild_instance"
+    versions: ClassVar[tuple[str, ...]] = ("1.25",)
+
+    instance_uuid: str
+    image_ref: str
+    orig_image_ref: str
+    admin_password: str | None = None
+    preserve_ephemeral: bool = False
+    request_spec: Json | None = None
+
+
+MESSAGES = by_method(
+    ScheduleAndBuildInstances, BuildInstances, MigrateServer, LiveMigrateInstance, RebuildInstance
+)

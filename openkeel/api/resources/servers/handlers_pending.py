@@ -1,6 +1,6 @@
-"""Server actions whose operations are not built yet (resize and its confirm/revert, rebuild,
-createImage, trigger_crash_dump): they answer Nova's 404 (unknown server), 403 (policy) and
-409 (wrong state) like Nova, then 501 instead of starting the operation."""
+"""Server actions whose operations are not built yet (createImage, trigger_crash_dump): they
+answer Nova's 404 (unknown server), 403 (policy) and 409 (wrong state) like Nova, then 501
+instead of starting the operation."""
 
 from __future__ import annotations
 
@@ -30,11 +30,6 @@ def _refuse(req: ApiRequest, policy_action: str, gate: str, name: str) -> None:
 confirm_resize = resize_handlers.confirm_resize
 revert_resize = resize_handlers.revert_resize
 resize = resize_handlers.resize
-
-
-def rebuild(req: ApiRequest) -> None:
-    """rebuild."""
-    _refuse(req, "rebuild", "rebuild", "rebuild")
 
 
 def create_image(req: ApiRequest) -> None:

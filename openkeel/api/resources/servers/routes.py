@@ -7,6 +7,7 @@ from openkeel.api.resources.servers import (
     handlers_create,
     handlers_pending,
     handlers_read,
+    handlers_rebuild,
     handlers_write,
 )
 from openkeel.api.resources.servers import schemas_create as create
@@ -141,7 +142,7 @@ def _pending_actions(table: RouteTable) -> None:
         ("revertResize", handlers_pending.revert_resize, 202, once(pending.REVERT_RESIZE),
          "2.1", "revert_resize"),
         ("resize", handlers_pending.resize, 202, once(pending.RESIZE), "2.1", "resize"),
-        ("rebuild", handlers_pending.rebuild, 202, REBUILD_BODY, "2.1", "rebuild"),
+        ("rebuild", handlers_rebuild.rebuild, 202, REBUILD_BODY, "2.1", "rebuild"),
         ("createImage", handlers_pending.create_image, 202, once(pending.CREATE_IMAGE), "2.1",
          "create_image"),
         ("trigger_crash_dump", handlers_pending.trigger_crash_dump, 202,

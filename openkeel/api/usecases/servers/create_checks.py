@@ -24,7 +24,7 @@ from openkeel.db.repositories.keypairs import KeyPairRepository
 from openkeel.db.repositories.server_groups import ServerGroupRepository
 from openkeel.domain.errors import ComputeError, Forbidden, Invalid, OverQuota
 from openkeel.domain.flavors import Flavor, Viewer
-from openkeel.domain.instances import HostMappingNotFound
+from openkeel.domain.instances import FlavorSnapshot, HostMappingNotFound
 from openkeel.domain.keypairs import KeyPair
 from openkeel.domain.server_groups import ServerGroup
 from openkeel.network.factory import get_network_adapter
@@ -53,7 +53,7 @@ def image(services: ApiServices, caller: Caller, image_ref: str) -> Image:
     return found
 
 
-def image_fits(found: Image, chosen: Flavor) -> None:
+def image_fits(found: Image, chosen: Flavor | FlavorSnapshot) -> None:
     """Nova's min_ram/min_disk/size checks against the flavor (non volume-backed boot)."""
     if chosen.memory_mb < found.min_ram:
         raise Invalid("Flavor's memory is too small for requested image.")

@@ -1,0 +1,90 @@
+"""The rebuild server action (Nova's compute API ``rebuild``): checks, saved changes, cast.
+
+Checks as Nova's: lock, state (ACTIVE, SHUTOFF or ERROR, no task), the image (known, active,
+fits the flavor; a volume-backed server keeps its image), ``key_name`` (2.54) and user data.
+Then, in one transaction, the new image, name, metadata (replaced whole), description,
+access IPs, key pair, user data, hostname, task ``rebuilding`` and the ``rebuild`` instance
+action; then the conductor's ``rebuild_instance`` cast (conductor -> the compute host).
+Called by openkeel.api.resources.servers.handlers_rebuild.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from openkeel.api.usecases.images import caller_of
+from openkeel.api.usecases.sending import undone_if_unsent
+from openkeel.api.usecases.servers import create_checks as checks
+from openkeel.api.usecases.servers.create import call_context, generate_password
+from openkeel.api.usecases.servers.lifecycle import ServerLifecycle
+from openkeel.api.usecases.servers.lookup import FoundServer
+from openkeel.domain.errors import Invalid
+from openkeel.domain.instances import UNSET, Instance, InstanceUpdate
+from openkeel.domain.states import TaskState
+from openkeel.rpc.messages.conductor import RebuildInstance
+
+
+@dataclass(frozen=True)
+class RebuildRequest:
+    """What the request asks to change; a field left UNSET keeps its value."""
+
+    image_ref: str
+    admin_pass: str | None = None
+    preserve_ephemeral: bool = False
+    changes: dict[str, Any] = field(default_factory=dict)  # InstanceUpdate fields
+    key_name: Any = UNSET  # 2.54: a name, or None to remove the key pair
+    user_data: Any = UNSET  # 2.57
+
+
+@dataclass(frozen=True)
+class Rebuilt:
+    instance: Instance
+    admin_pass: str
+
+
+class ServerRebuilder(ServerLifecycle):
+    """Rebuild for one caller."""
+
+    def rebuild(self, found: FoundServer, req: RebuildRequest) -> Rebuilt:
+        inst = found.instance
+        self._check_lock(inst)
+        self._gate("rebuild", inst)
+        image_id = req.image_ref.rstrip("/").rsplit("/", 1)[-1]
+        image = checks.image(self._services, caller_of(self._context), req.image_ref)
+        volume_backed = not inst.image_ref
+        if volume_backed and image_id != (inst.image_ref or ""):
+            raise Invalid("Unable to rebuild with a different image for a volume-backed server.")
+        if not volume_backed:
+            checks.image_fits(image, inst.flavor)
+        changes = dict(req.changes)
+        if req.key_name is not UNSET:
+            pair = checks.keypair(self._services, inst.user_id, req.key_name)
+            changes["key_name"] = pair.name if pair else None
+            changes["key_data"] = pair.public_key if pair else None
+        if req.user_data is not UNSET:
+            checks.user_data(req.user_data)
+            changes["user_data"] = req.user_data
+        password = req.admin_pass or generate_password(int(self._conf.password_length))
+        update = InstanceUpdate(
+            image_ref=image.id if not volume_backed else UNSET,
+            task_state=TaskState.REBUILDING.value,
+            progress=0,
+            **changes,
+        )
+        updated = self._update(found, update, [None], action="rebuild")
+        conductor = getattr(self._services, "conductor", None)
+        if conductor is not None:
+            message = RebuildInstance(
+                updated.uuid,
+                image_ref=image.id,
+                orig_image_ref=inst.image_ref or "",
+                admin_password=password,
+                preserve_ephemeral=req.preserve_ephemeral,
+            )
+            with undone_if_unsent(self._cell(found), inst.uuid, "rebuild", TaskState.REBUILDING.value):  # fmt: skip
+                conductor.cast(call_context(self._context), message)
+        return Rebuilt(updated, password)
+
+
+__all__ = ["RebuildRequest", "Rebuilt", "ServerRebuilder"]
