@@ -3,8 +3,9 @@
 A driver that sees its guests change by themselves (the KubeVirt driver's VMI watch: a guest
 powered off, crashed, a VM deleted behind our back, a node lost) emits a LifecycleEvent. The
 compute host turns it into the power state the event implies and runs the same decision as the
-periodic sync (periodic_tasks.sync_instance_power_state): record the power state, and call the
-stop API for a server that should run but does not. As in Nova, a server with a task in
+periodic sync (periodic_tasks.sync_instance_power_state), on the power state the driver reports
+when the event is handled (so a late event is harmless): record it, and call the stop API for a
+server that should run but does not. As in Nova, a server with a task in
 progress or on another host is left alone (the operation, or that host, owns it).
 
 Events arrive on the driver's thread; they are queued and handled on a thread of their own, so
@@ -20,6 +21,7 @@ import threading
 
 from openkeel.compute import periodic_tasks
 from openkeel.compute.host import ComputeHost
+from openkeel.compute.operations.build import power_state_of
 from openkeel.domain.instances import InstanceNotFound
 from openkeel.domain.states import PowerState
 from openkeel.virt.model import LifecycleEvent, LifecycleTransition
@@ -87,5 +89,9 @@ class LifecycleHandler:
         if instance.task_state is not None:
             LOG.info("Lifecycle event %s of %s: task %s in progress, skipped", event.transition.title, uuid, instance.task_state)  # fmt: skip
             return
-        LOG.info("Lifecycle event %s of %s (VM %s)", event.transition.title, uuid, state.name.lower())  # fmt: skip
-        periodic_tasks.sync_instance_power_state(self.host, instance, state)
+        # The event says what happened; the driver says what is true now. Deciding on the
+        # current state means a late event (the guest of a rebuild, stopped and started
+        # again before this runs) never undoes newer work.
+        current = power_state_of(self.host, instance)
+        LOG.info("Lifecycle event %s of %s (VM %s, now %s)", event.transition.title, uuid, state.name.lower(), current.name.lower())  # fmt: skip
+        periodic_tasks.sync_instance_power_state(self.host, instance, current)

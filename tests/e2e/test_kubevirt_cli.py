@@ -355,19 +355,29 @@ def test_live_migration_moves_the_pin_then_the_guest(
 
 
 def test_vm_deleted_behind_our_back(cloud_up: KubeCloud) -> None:
-    """An operator deletes the VirtualMachine: the VMI watch reports the guest stopped and the
-    compute host's sync stops the server (Nova's handle_lifecycle_event); starting it again
-    defines the VM again from the server, as libvirt regenerates a domain."""
+    """An operator deletes the VirtualMachine: the VMI watch reports it and the compute host's
+    power sync records what Nova's _sync_power_states does for a guest that is not found: the
+    server stays ACTIVE with power state NOSTATE (nothing is stopped on a guess). Stopping it
+    then works (nothing to stop) and starting it defines the VM again from the server, as
+    libvirt regenerates a domain."""
     env = cloud_up
     sid = create_server(env, "e2e-kv-oob")["id"]
     env.client.delete(k.VMS, f"instance-{sid}", env.namespace, "Foreground")
-    server = server_status(env, sid, "SHUTOFF")
-    # power state NOSTATE (0) or SHUTDOWN (4): the VM is gone, or still being deleted
-    assert server["OS-EXT-STS:vm_state"] == "stopped"
-    assert server["OS-EXT-STS:power_state"] in (0, 4)
+
+    def not_found() -> k.JsonObj | None:
+        code, body = api(env.cloud, "GET", f"/servers/{sid}")
+        assert code == 200, body
+        server: k.JsonObj = body["server"]
+        return server if server["OS-EXT-STS:power_state"] == 0 else None
+
+    server = wait_for(not_found, "the server's power state to say the guest is gone")
+    assert (server["status"], server["OS-EXT-STS:task_state"]) == ("ACTIVE", None)
     wait_for(lambda: env.vm(sid) is None, "the foreground deletion to finish")
+    osc(env.cloud, "server", "stop", sid, "--no-output")
+    assert server_status(env, sid, "SHUTOFF")["OS-EXT-STS:power_state"] == 0
     osc(env.cloud, "server", "start", sid, "--no-output")
     server = server_status(env, sid, "ACTIVE")
+    assert server["OS-EXT-STS:power_state"] == 1
     assert_vm_for(env, server)
     running_vmi(env, sid)
     osc(env.cloud, "server", "delete", "--wait", sid, "--no-output")

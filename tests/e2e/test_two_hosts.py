@@ -60,3 +60,18 @@ def test_anti_affinity_group_of_two(cloud: RunningCloud) -> None:
     assert len({s[HOST] for s in members}) == 2
     _delete(cloud, "apart-0", "apart-1")
     osc(cloud, "server", "group", "delete", "apart", "--no-output")
+
+
+def test_rebuild_with_the_cli(cloud: RunningCloud) -> None:
+    """``openstack server rebuild`` (issue 11): same server, same host, new name and password,
+    ACTIVE again; a stopped server stays stopped."""
+    before = _boot(cloud, "rebuilt")
+    osc(cloud, "--os-compute-api-version", "2.19", "server", "rebuild", "--image",
+        "cirros-0.6.3-x86_64-disk", "--name", "rebuilt-2", "--description", "again",
+        "--password", "s3cret-pw", "--wait", "rebuilt", "--no-output")  # fmt: skip
+    after = osc(cloud, "server", "show", "rebuilt-2")
+    assert (after["id"], after["status"], after[HOST]) == (before["id"], "ACTIVE", before[HOST])
+    osc(cloud, "server", "stop", "rebuilt-2", "--no-output")
+    osc(cloud, "server", "rebuild", "--image", "cirros-0.6.3-x86_64-disk", "--wait", "rebuilt-2", "--no-output")  # fmt: skip
+    assert osc(cloud, "server", "show", "rebuilt-2")["status"] == "SHUTOFF"
+    _delete(cloud, "rebuilt-2")
