@@ -11,6 +11,7 @@ here. A request outside the manifest is refused (403): the RBAC in force is the 
 
 from __future__ import annotations
 
+import secrets
 import uuid
 from collections.abc import Iterator
 from dataclasses import replace
@@ -41,7 +42,8 @@ from tests.virt.kubevirt import kube_env
 from tests.virt.kubevirt.kube_env import KubeSession
 
 MANIFEST = Path(__file__).resolve().parents[3] / "deploy" / "kubernetes" / "rbac.yaml"
-ACCOUNT = "system:serviceaccount:openkeel:openkeel-compute"
+NAME = f"openkeel-compute-{secrets.token_hex(3)}"  # the manifest's openkeel-compute, per process
+ACCOUNT = f"system:serviceaccount:openkeel:{NAME}"
 GROUPS = ("system:serviceaccounts", "system:serviceaccounts:openkeel", "system:authenticated")
 SMALL = FlavorSpec("1", "m1.small", vcpus=1, memory_mb=512, root_gb=1)
 LARGE = FlavorSpec("2", "m1.large", vcpus=2, memory_mb=1024, root_gb=2)
@@ -71,7 +73,14 @@ class AsServiceAccount(k.KubeClient):
 
 
 def _apply(admin: k.KubeClient) -> None:
+    """Apply the manifest as is, but with this process's names for the ServiceAccount, the
+    ClusterRole and the binding (concurrent test sessions share the API server)."""
     for doc in yaml.safe_load_all(MANIFEST.read_text()):
+        if doc["kind"] in ("ServiceAccount", "ClusterRole", "ClusterRoleBinding"):
+            doc["metadata"]["name"] = NAME
+        if doc["kind"] == "ClusterRoleBinding":
+            doc["roleRef"]["name"] = NAME
+            doc["subjects"][0]["name"] = NAME
         res = KINDS[doc["kind"]]
         name = doc["metadata"]["name"]
         ns = doc["metadata"].get("namespace")
@@ -91,6 +100,8 @@ def sa_client() -> Iterator[k.KubeClient]:
     yield client
     client.close()
     leaks.released(owner)
+    for kind, ns in (("ClusterRoleBinding", None), ("ClusterRole", None), ("ServiceAccount", "openkeel")):  # fmt: skip
+        kube.client.delete(KINDS[kind], NAME, ns)
 
 
 def _driver(kube: KubeSession, client: k.KubeClient, host: str, prefix: str, **kw: Any) -> KubevirtDriver:  # fmt: skip
