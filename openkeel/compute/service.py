@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from oslo_config import cfg
 
 from openkeel.clients.placement import PlacementClient
-from openkeel.compute import periodic_tasks, reconcile
+from openkeel.compute import evacuated, periodic_tasks, reconcile
 from openkeel.compute.endpoint import ComputeEndpoint
 from openkeel.compute.host import ComputeHost
 from openkeel.compute.lifecycle import LifecycleHandler
@@ -94,6 +94,7 @@ class ComputeService:
             self.service_id = self._register_service()
             self._map_host()
             self.host.tracker.update_available_resource(self.service_id)
+            evacuated.destroy_evacuated_instances(self.host)
             reconcile.init_instances(self.host)
             self.lifecycle = LifecycleHandler(self.host).start()
             self._server = RpcServer(

@@ -29,6 +29,7 @@ QUEUED = "queued"
 PREPARING = "preparing"
 RUNNING = "running"
 COMPLETED = "completed"
+DONE = "done"  # an evacuation rebuilt on its destination (the source cleans up later)
 CANCELLED = "cancelled"
 FAILED = "failed"
 LIVE_IN_PROGRESS = (QUEUED, PREPARING, RUNNING, POST_MIGRATING)

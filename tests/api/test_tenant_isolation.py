@@ -252,6 +252,7 @@ ACTION_BODIES: dict[tuple[str, str], Any] = {
     ("/os-aggregates/{id}/action", "remove_host"): {"host": "host1"},
     ("/os-aggregates/{id}/action", "set_metadata"): {"metadata": {"bob": "x"}},
     (ACTIONS_PATH, "createImage"): {"name": "bob-snap"},
+    (ACTIONS_PATH, "evacuate"): {},
     (ACTIONS_PATH, "os-getConsoleOutput"): {"length": 10},
     (ACTIONS_PATH, "os-getRDPConsole"): {"type": "rdp-html5"},
     (ACTIONS_PATH, "os-migrateLive"): {"host": None, "block_migration": "auto"},
@@ -304,6 +305,7 @@ def _attempts() -> list[Attempt]:
 
 # /v2 validates bodies as 2.1 does (where they differ from the newest version's).
 LEGACY_ACTION_BODIES: dict[tuple[str, str], Any] = {
+    (ACTIONS_PATH, "evacuate"): {"onSharedStorage": False},
     (ACTIONS_PATH, "os-migrateLive"): {
         "host": None, "block_migration": False, "disk_over_commit": False
     },
@@ -488,7 +490,7 @@ EXPECT: dict[tuple[str, str, str], int | str | tuple[int | str, int | str]] = {
     ("POST", ACTIONS_PATH, "os-getRDPConsole"): BAD,
 }
 SERVER_ACTIONS = (
-    "confirmResize", "createImage", "forceDelete", "injectNetworkInfo", "lock", "migrate",
+    "confirmResize", "createImage", "evacuate", "forceDelete", "injectNetworkInfo", "lock", "migrate",
     "os-getConsoleOutput", "os-migrateLive", "os-resetState", "os-start", "os-stop", "pause", "reboot", "rebuild",
     "resize", "restore", "resume", "revertResize", "suspend", "trigger_crash_dump", "unlock",
     "unpause",

@@ -95,11 +95,7 @@ class ServerMover:
         return inst
 
     def _spec(self, inst: Instance) -> dict[str, Any]:
-        with self._services.api_db.connect() as conn:
-            try:
-                return request_specs.get(conn, inst.uuid).to_primitive()
-            except RequestSpecNotFound:
-                return {"instance_uuid": inst.uuid, "flavor": inst.flavor.to_primitive()}
+        return stored_request_spec(self._services, inst)
 
     def _check_target_host(self, found: FoundServer, host: str) -> None:
         if host == found.instance.host:
@@ -260,3 +256,12 @@ def _check_image_fits(image: dict[str, Any], flavor: FlavorSnapshot, bfv: bool) 
             "Flavor's disk is smaller than the minimum size specified in image metadata. "
             f"Flavor disk is {disk} bytes, minimum size is {min_disk} bytes."
         )
+
+
+def stored_request_spec(services: ApiServices, inst: Instance) -> dict[str, Any]:
+    """The instance's request spec as saved at boot (a minimal one when none was saved)."""
+    with services.api_db.connect() as conn:
+        try:
+            return request_specs.get(conn, inst.uuid).to_primitive()
+        except RequestSpecNotFound:
+            return {"instance_uuid": inst.uuid, "flavor": inst.flavor.to_primitive()}

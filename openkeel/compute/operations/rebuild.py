@@ -1,10 +1,14 @@
-"""rebuild_instance on the instance's host (Nova's ComputeManager.rebuild_instance, same host).
+"""rebuild_instance (Nova's ComputeManager.rebuild_instance): a rebuild on this host, or an
+evacuation (``recreate``) to this host from a dead one.
 
-The API saved the new image, name, metadata... and task ``rebuilding``; here the guest is
-destroyed and defined again from the new image: task states rebuilding ->
-rebuild_block_device_mapping -> rebuild_spawning (compare-and-swap each), then ACTIVE with a
-new ``launched_at``; a server that was stopped is powered off again (SHUTOFF), as Nova does.
-A failure puts the server in ERROR with a fault (Nova's rebuild error handling).
+The API saved the new image, name, metadata... and task ``rebuilding``. Rebuild: the guest is
+destroyed and defined again from the image. Evacuation: the instance moves to this host and
+node (migration ``pre-migrating`` -> ``done``) and its guest is defined here; the source's
+guest is removed when that host comes back (compute/evacuated.py). Both go through the task
+states rebuilding -> rebuild_block_device_mapping -> rebuild_spawning (compare-and-swap each)
+and end ACTIVE with a new ``launched_at``; a server that was stopped (or, from 2.95, any
+evacuated server) ends SHUTOFF. A failure puts the server in ERROR with a fault (the
+evacuation's migration ``failed``), as Nova.
 """
 
 from __future__ import annotations
@@ -13,6 +17,8 @@ from openkeel.compute import guest
 from openkeel.compute.host import ComputeHost
 from openkeel.compute.operations.outcome import set_error
 from openkeel.compute.operations.power import _run
+from openkeel.db.repositories import migrations
+from openkeel.domain import migrations as mstatus
 from openkeel.domain.instances import Instance, InstanceUpdate
 from openkeel.domain.states import TaskState, VmState
 from openkeel.rpc.message import CallContext
@@ -25,30 +31,46 @@ def rebuild(host: ComputeHost, context: CallContext, msg: RebuildInstance) -> No
     uuid = msg.instance_uuid
 
     def body(instance: Instance) -> None:
-        was_stopped = instance.vm_state == VmState.STOPPED.value
+        stop_after = instance.vm_state == VmState.STOPPED.value or msg.target_state == "stopped"
         step = host.records.update
-        # the API set ``rebuilding``; anything else means another operation took over
-        step(uuid, InstanceUpdate(task_state=TaskState.REBUILDING.value),
-             expected_task_state=TaskState.REBUILDING.value)  # fmt: skip
-        ref = guest.instance_ref(host.conf, instance)
-        host.driver.destroy(ref, network=guest.interfaces(instance.network_info))
+        if msg.recreate:
+            # The instance is this host's from now on (its old host is down).
+            instance = step(uuid, InstanceUpdate(host=host.host, node=msg.node, launched_on=host.host),
+                            expected_task_state=TaskState.REBUILDING.value)  # fmt: skip
+        else:
+            # the API set ``rebuilding``; anything else means another operation took over
+            step(uuid, InstanceUpdate(task_state=TaskState.REBUILDING.value),
+                 expected_task_state=TaskState.REBUILDING.value)  # fmt: skip
+            ref = guest.instance_ref(host.conf, instance)
+            host.driver.destroy(ref, network=guest.interfaces(instance.network_info))
         step(uuid, InstanceUpdate(task_state=TaskState.REBUILD_BLOCK_DEVICE_MAPPING.value),
              expected_task_state=TaskState.REBUILDING.value)  # fmt: skip
         instance = step(uuid, InstanceUpdate(task_state=TaskState.REBUILD_SPAWNING.value),
                         expected_task_state=TaskState.REBUILD_BLOCK_DEVICE_MAPPING.value)  # fmt: skip
         spec = guest.instance_spec(host.conf, instance)
         host.driver.spawn(spec, admin_password=msg.admin_password)
-        if was_stopped:
+        if stop_after:
             host.driver.power_off(spec.ref)
         step(
             uuid,
             InstanceUpdate(
-                vm_state=(VmState.STOPPED if was_stopped else VmState.ACTIVE).value,
+                vm_state=(VmState.STOPPED if stop_after else VmState.ACTIVE).value,
                 task_state=None,
                 power_state=int(host.driver.get_info(spec.ref, use_cache=False).state),
                 launched_at=host.clock.now(),
             ),
             expected_task_state=TaskState.REBUILD_SPAWNING.value,
         )
+        _migration_status(host, msg, mstatus.DONE)
 
-    _run(host, context, uuid, EVENT, body, on_error=set_error)
+    def on_error(host: ComputeHost, uuid: str, exc: BaseException) -> None:
+        set_error(host, uuid, exc)
+        _migration_status(host, msg, mstatus.FAILED)
+
+    _run(host, context, uuid, EVENT, body, on_error=on_error)
+
+
+def _migration_status(host: ComputeHost, msg: RebuildInstance, status: str) -> None:
+    if msg.migration is not None:
+        with host.records.db.begin() as conn:
+            migrations.update(conn, int(msg.migration["id"]), status=status)

@@ -127,6 +127,11 @@ class RebuildInstance(InstanceMessage):
     orig_image_ref: str = ""
     admin_password: str | None = None
     preserve_ephemeral: bool = False
+    # Evacuation to this host: its node, the migration record, the state to end in.
+    recreate: bool = False
+    node: str | None = None
+    migration: Json | None = None
+    target_state: str | None = None
 
 
 # --- resize / cold migration (openkeel.compute.operations.resize, resize_verify) -----------

@@ -88,6 +88,11 @@ class RebuildInstance(RpcMessage):
     admin_password: str | None = None
     preserve_ephemeral: bool = False
     request_spec: Json | None = None
+    # Evacuation: a new host (``host`` when forced, else the scheduler's pick), its migration.
+    recreate: bool = False
+    host: str | None = None
+    migration: Json | None = None
+    target_state: str | None = None  # "stopped" (2.95+): the evacuated server ends stopped
 
 
 MESSAGES = by_method(

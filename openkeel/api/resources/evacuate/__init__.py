@@ -1,0 +1,1 @@
+"""The ``evacuate`` server action (Nova's evacuate controller)."""
