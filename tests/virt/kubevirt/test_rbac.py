@@ -7,6 +7,10 @@ virt-api stand-in acts with its own (admin) rights, as virt-api does; that the S
 may call each virt-api subresource the real HttpVirtApi uses is checked with
 SubjectAccessReviews derived from HttpVirtApi itself, so a new call the manifest lacks fails
 here. A request outside the manifest is refused (403): the RBAC in force is the manifest's.
+Every request the ServiceAccount client sends is recorded with its answer: none may be refused
+(a driver path that swallows errors, as ``host_up`` or the console log do, would hide a 403),
+and every rule of the manifest must be used by some driver operation here, or be named with
+the reason it is not: the manifest is minimal as well as sufficient.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import httpx
 import pytest
@@ -25,7 +29,8 @@ import yaml
 from openkeel.domain.states import PowerState
 from openkeel.virt.kubevirt import client as k
 from openkeel.virt.kubevirt.driver import KubevirtDriver
-from openkeel.virt.kubevirt.nodes import NodeWatch
+from openkeel.virt.kubevirt.manifests import naming
+from openkeel.virt.kubevirt.nodes import NodeWatch, node_names
 from openkeel.virt.kubevirt.virtapi import HttpVirtApi
 from openkeel.virt.model import (
     DiskTransfer,
@@ -34,8 +39,10 @@ from openkeel.virt.model import (
     InstanceRef,
     InstanceSpec,
     MigrationRef,
+    NetworkInterface,
     RebootType,
     SnapshotTarget,
+    VolumeAttachment,
 )
 from tests import leaks
 from tests.virt.kubevirt import kube_env
@@ -60,8 +67,61 @@ KINDS = {
 REVIEWS = k.Resource("authorization.k8s.io", "v1", "subjectaccessreviews", "SubjectAccessReview", namespaced=False)  # fmt: skip
 
 
+class Access(NamedTuple):
+    """What RBAC authorizes a request as: API group, resource[/subresource], verb."""
+
+    group: str
+    resource: str
+    verb: str
+
+
+_VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
+
+
+def access_of(request: httpx.Request) -> Access | None:
+    """The RBAC attributes of a resource request (None for /readyz and other non-resource
+    paths), as the API server's request-info resolver derives them."""
+    parts = request.url.path.strip("/").split("/")
+    if parts[0] == "api":
+        group, rest = "", parts[2:]
+    elif parts[0] == "apis":
+        group, rest = parts[1], parts[3:]
+    else:
+        return None
+    if len(rest) >= 3 and rest[0] == "namespaces":
+        rest = rest[2:]  # a namespaced collection: /namespaces/<ns>/<resource>...
+    resource = rest[0] + (f"/{rest[2]}" if len(rest) > 2 else "")
+    verb = _VERBS.get(request.method)
+    if verb is None:
+        watching = request.url.params.get("watch") == "true"
+        verb = "watch" if watching else "get" if len(rest) > 1 else "list"
+    return Access(group, resource, verb)
+
+
+def manifest_rules() -> set[Access]:
+    """The ClusterRole's rules, one Access per (group, resource, verb)."""
+    (role,) = [d for d in yaml.safe_load_all(MANIFEST.read_text()) if d["kind"] == "ClusterRole"]
+    return {
+        Access(group, resource, verb)
+        for rule in role["rules"]
+        for group in rule["apiGroups"]
+        for resource in rule["resources"]
+        for verb in rule["verbs"]
+    }
+
+
+# Rules of the manifest that test_every_operation_with_the_manifest_rbac does not reach, and why
+# they are there. The virt-api subresources are checked by SubjectAccessReview instead.
+NOT_EXERCISED: dict[Access, str] = {}
+
+
 class AsServiceAccount(k.KubeClient):
-    """A client whose every request (watches included) impersonates the ServiceAccount."""
+    """A client whose every request (watches included) impersonates the ServiceAccount, and
+    which records each resource request with the status of its answer."""
+
+    def __init__(self, config: k.KubeConfig, timeout: float = 30.0) -> None:
+        self.seen: list[tuple[Access, int]] = []
+        super().__init__(config, timeout)
 
     def _new_http(self, limits: httpx.Limits) -> httpx.Client:
         self._headers["Impersonate-User"] = ACCOUNT
@@ -69,7 +129,13 @@ class AsServiceAccount(k.KubeClient):
         # one Impersonate-Group header per group (a multi-valued header)
         groups = [("Impersonate-Group", group) for group in GROUPS]
         http.headers = httpx.Headers([*http.headers.multi_items(), *groups])
+        http.event_hooks = {"request": [], "response": [self._record]}
         return http
+
+    def _record(self, response: httpx.Response) -> None:
+        found = access_of(response.request)
+        if found is not None:
+            self.seen.append((found, response.status_code))
 
 
 def _apply(admin: k.KubeClient) -> None:
@@ -92,7 +158,7 @@ def _apply(admin: k.KubeClient) -> None:
 
 
 @pytest.fixture(scope="module")
-def sa_client() -> Iterator[k.KubeClient]:
+def sa_client() -> Iterator[AsServiceAccount]:
     kube = kube_env.session()
     _apply(kube.client)
     client = AsServiceAccount(kube.client.config, timeout=10.0)
@@ -113,20 +179,26 @@ def _driver(kube: KubeSession, client: k.KubeClient, host: str, prefix: str, **k
     return driver
 
 
+PORT = NetworkInterface("p-1", "n-1", "fa:16:3e:00:00:01", ("10.0.0.3",))
+IMAGE = ImageSpec("155d900f-4e14-4e4c-a73d-069cbf4541e6", disk_format="qcow2")
+
+
 def _spec() -> InstanceSpec:
     server_id = str(uuid.uuid4())
     ref = InstanceRef(server_id, f"instance-{server_id[:8]}", "project-rbac")
-    image = ImageSpec("155d900f-4e14-4e4c-a73d-069cbf4541e6", disk_format="qcow2")
-    return InstanceSpec(ref, "vm1", "user-1", SMALL, image, user_data="aGk=")
+    return InstanceSpec(ref, "vm1", "user-1", SMALL, IMAGE, network=(PORT,), user_data="aGk=")
 
 
-def test_every_operation_with_the_manifest_rbac(sa_client: k.KubeClient) -> None:
+def test_every_operation_with_the_manifest_rbac(sa_client: AsServiceAccount) -> None:
     kube = kube_env.session()
     prefix = kube.node_prefix()
+    sa_client.seen.clear()
     source = _driver(kube, sa_client, "host-a", prefix, watch_events=True)
     dest = _driver(kube, sa_client, "host-b", prefix)
     try:
         assert source.host_up() and source.get_available_resource(source.node).vcpus == 16
+        assert source.availability_zone(source.node) is None
+        assert f"{prefix}host-a" in node_names(sa_client, "kubevirt.io/schedulable=true")
         spec = _spec()
         source.spawn(spec)
         source.reboot(spec.ref, RebootType.SOFT)
@@ -140,15 +212,39 @@ def test_every_operation_with_the_manifest_rbac(sa_client: k.KubeClient) -> None
         migration = MigrationRef(1, "host-a", "host-a", "n", "n")
         source.migrate_disk_and_power_off(spec, "host-a", LARGE)
         source.finish_migration(migration, replace(spec, flavor=LARGE), DiskTransfer(spec.uuid), resize_instance=True)  # fmt: skip
+        source.finish_revert_migration(migration, spec)
+        source.migrate_disk_and_power_off(spec, "host-a", LARGE)
+        source.finish_migration(migration, replace(spec, flavor=LARGE), DiskTransfer(spec.uuid), resize_instance=True)  # fmt: skip
         source.confirm_migration(migration, spec.ref)
+        source.attach_volume(spec.ref, VolumeAttachment("vol-1", "/dev/sdb"))
+        source.detach_volume(spec.ref, "vol-1")
+        source.attach_interface(spec.ref, replace(PORT, port_id="p-2", mac_address="fa:16:3e:00:00:02"))  # fmt: skip
+        source.detach_interface(spec.ref, "p-2")
+        source.rescue(spec, IMAGE, None)
+        source.unrescue(spec.ref)
+        assert source.get_diagnostics(spec.ref).num_cpus == 2
         source.live_migration(spec.ref, "host-b", lambda _p: None)
         dest.post_live_migration_at_destination(spec)
         assert dest.list_instance_uuids() == [spec.uuid]
         assert dest.get_info(spec.ref).state == PowerState.RUNNING
-        dest.snapshot(spec.ref, SnapshotTarget(str(uuid.uuid4()), "snap"), lambda *_a: None)
+        _console_output(kube, sa_client, dest, spec)
+        target = SnapshotTarget(str(uuid.uuid4()), "snap")
+        dest.snapshot(spec.ref, target, lambda *_a: None)
+        dest.snapshot(spec.ref, target, lambda *_a: None)  # retried: finds what the first made
         assert dest.list_leftover_uuids() == []
+        # The VM deleted behind the driver's back: power on defines it again, over the
+        # Secrets still there; a DataVolume a failed build left behind goes with destroy.
+        ns, name = dest._ns(spec.ref), naming.vm_name(spec.uuid)
+        kube.client.delete(k.VMS, name, ns, "Foreground")
+        dest._wait_for(lambda: kube.client.get_or_none(k.VMS, name, ns) is None, "the VM going")
+        dest.power_on(spec)
+        left = {"metadata": {"name": f"{name}-left", "namespace": ns, "labels": {naming.LABEL_SERVER_ID: spec.uuid}},
+                "spec": {"source": {"blank": {}}, "storage": {}}}  # fmt: skip
+        kube.client.create(k.DATA_VOLUMES, left)
         dest.destroy(spec.ref)
         assert not dest.instance_exists(spec.ref)
+        assert kube.client.items(k.DATA_VOLUMES, ns, naming.server_selector(spec.uuid)) == []
+        _abort_a_migration(kube, source)
         joined: list[str] = []
         watch = NodeWatch(sa_client, "kubevirt.io/schedulable=true", joined.append, lambda _n: None).start()  # fmt: skip
         try:
@@ -159,6 +255,47 @@ def test_every_operation_with_the_manifest_rbac(sa_client: k.KubeClient) -> None
     finally:
         source.cleanup_host("host-a")
         dest.cleanup_host("host-b")
+    refused = sorted({access for access, status in sa_client.seen if status in (401, 403)})
+    assert refused == [], f"refused (a driver path hid it): {refused}"
+    used = {access for access, _status in sa_client.seen}
+    rules = {r for r in manifest_rules() if r.group != "subresources.kubevirt.io"}
+    assert set(NOT_EXERCISED) <= rules
+    unused = sorted(rules - used - set(NOT_EXERCISED))
+    assert unused == [], f"manifest rules no driver operation used (remove, or say why): {unused}"  # fmt: skip
+
+
+def _abort_a_migration(kube: KubeSession, driver: KubevirtDriver) -> None:
+    """live_migration_abort as the ServiceAccount. The simulator ends every migration it sees,
+    so this one is in a namespace it does not watch: a VM and a migration in progress, as
+    KubeVirt would show them, made by the admin."""
+    spec = _spec()
+    driver.settings = replace(kube.settings, namespace_scheme=f"rbac-{kube.prefix}{{project_id}}")
+    ns, name = driver._ns(spec.ref), naming.vm_name(spec.uuid)
+    labels = {naming.LABEL_SERVER_ID: spec.uuid}
+    kube.client.ensure_namespace(ns)
+    kube.client.create(k.VMS, {"metadata": {"name": name, "labels": labels},
+                               "spec": {"template": {"spec": {"domain": {"devices": {}}}}}}, ns)  # fmt: skip
+    vmim = kube.client.create(k.MIGRATIONS, {"metadata": {"generateName": "migrate-", "labels": labels}, "spec": {"vmiName": name}}, ns)  # fmt: skip
+    try:
+        driver.live_migration_abort(spec.ref)
+        assert kube.client.get_or_none(k.MIGRATIONS, vmim["metadata"]["name"], ns) is None
+    finally:
+        driver.settings = kube.settings
+        kube.client.delete(k.VMS, name, ns)
+
+
+def _console_output(kube: KubeSession, client: k.KubeClient, driver: KubevirtDriver, spec: InstanceSpec) -> None:  # fmt: skip
+    """The real HttpVirtApi's console log as the ServiceAccount: it finds the virt-launcher
+    Pod and asks for its log (the bare API server has no kubelet: no log, but authorized)."""
+    ns, name = driver._ns(spec.ref), naming.vm_name(spec.uuid)
+    containers = [{"name": c, "image": "virt-launcher"} for c in ("compute", "guest-console-log")]
+    pod = f"virt-launcher-{name}"
+    kube.client.create(k.PODS, {"metadata": {"name": pod, "labels": {"kubevirt.io/domain": name}},
+                                "spec": {"containers": containers}}, ns)  # fmt: skip
+    try:
+        assert HttpVirtApi(client).console_log(ns, name) == ""
+    finally:
+        kube.client.delete(k.PODS, pod, ns)
 
 
 def test_the_manifest_is_what_is_in_force(sa_client: k.KubeClient) -> None:
