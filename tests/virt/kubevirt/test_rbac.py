@@ -1,8 +1,10 @@
 """The KubeVirt driver with exactly the RBAC of deploy/kubernetes/rbac.yaml (issue 9 item 7).
 
 The manifest is applied to the real kube-apiserver (RBAC authorization on); the driver then
-runs every operation with a client that impersonates the manifest's ServiceAccount, so the
-API server authorizes each request against that ClusterRole and nothing else. The test-side
+runs every operation with a kubeconfig holding a token of the manifest's ServiceAccount (from
+the TokenRequest API: the server signs ServiceAccount tokens, no controller needed), so the
+API server authenticates the ServiceAccount and authorizes each request against that
+ClusterRole and nothing else. The test-side
 virt-api stand-in acts with its own (admin) rights, as virt-api does; that the ServiceAccount
 may call each virt-api subresource the real HttpVirtApi uses is checked with
 SubjectAccessReviews derived from HttpVirtApi itself, so a new call the manifest lacks fails
@@ -15,10 +17,9 @@ the reason it is not: the manifest is minimal as well as sufficient.
 
 from __future__ import annotations
 
-import secrets
 import uuid
 from collections.abc import Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -26,6 +27,7 @@ import httpx
 import pytest
 import yaml
 
+from openkeel.cmd import preflight
 from openkeel.domain.states import PowerState
 from openkeel.virt.kubevirt import client as k
 from openkeel.virt.kubevirt.driver import KubevirtDriver
@@ -49,16 +51,15 @@ from tests.virt.kubevirt import kube_env
 from tests.virt.kubevirt.kube_env import KubeSession
 
 MANIFEST = Path(__file__).resolve().parents[3] / "deploy" / "kubernetes" / "rbac.yaml"
-NAME = f"openkeel-compute-{secrets.token_hex(3)}"  # the manifest's openkeel-compute, per process
-ACCOUNT = f"system:serviceaccount:openkeel:{NAME}"
 GROUPS = ("system:serviceaccounts", "system:serviceaccounts:openkeel", "system:authenticated")
 SMALL = FlavorSpec("1", "m1.small", vcpus=1, memory_mb=512, root_gb=1)
 LARGE = FlavorSpec("2", "m1.large", vcpus=2, memory_mb=1024, root_gb=2)
 
 RBAC = "rbac.authorization.k8s.io"
+SERVICE_ACCOUNTS = k.Resource("", "v1", "serviceaccounts", "ServiceAccount")
 KINDS = {
     "Namespace": k.NAMESPACES,
-    "ServiceAccount": k.Resource("", "v1", "serviceaccounts", "ServiceAccount"),
+    "ServiceAccount": SERVICE_ACCOUNTS,
     "ClusterRole": k.Resource(RBAC, "v1", "clusterroles", "ClusterRole", namespaced=False),
     "ClusterRoleBinding": k.Resource(
         RBAC, "v1", "clusterrolebindings", "ClusterRoleBinding", namespaced=False
@@ -92,6 +93,8 @@ def access_of(request: httpx.Request) -> Access | None:
         rest = rest[2:]  # a namespaced collection: /namespaces/<ns>/<resource>...
     resource = rest[0] + (f"/{rest[2]}" if len(rest) > 2 else "")
     verb = _VERBS.get(request.method)
+    if verb == "delete" and len(rest) == 1:
+        verb = "deletecollection"
     if verb is None:
         watching = request.url.params.get("watch") == "true"
         verb = "watch" if watching else "get" if len(rest) > 1 else "list"
@@ -115,20 +118,16 @@ def manifest_rules() -> set[Access]:
 NOT_EXERCISED: dict[Access, str] = {}
 
 
-class AsServiceAccount(k.KubeClient):
-    """A client whose every request (watches included) impersonates the ServiceAccount, and
-    which records each resource request with the status of its answer."""
+class Recording(k.KubeClient):
+    """The driver's client, recording each resource request with the status of its answer
+    (watches included: they get connections of their own from _new_http)."""
 
     def __init__(self, config: k.KubeConfig, timeout: float = 30.0) -> None:
         self.seen: list[tuple[Access, int]] = []
         super().__init__(config, timeout)
 
     def _new_http(self, limits: httpx.Limits) -> httpx.Client:
-        self._headers["Impersonate-User"] = ACCOUNT
         http = super()._new_http(limits)
-        # one Impersonate-Group header per group (a multi-valued header)
-        groups = [("Impersonate-Group", group) for group in GROUPS]
-        http.headers = httpx.Headers([*http.headers.multi_items(), *groups])
         http.event_hooks = {"request": [], "response": [self._record]}
         return http
 
@@ -138,36 +137,87 @@ class AsServiceAccount(k.KubeClient):
             self.seen.append((found, response.status_code))
 
 
-def _apply(admin: k.KubeClient) -> None:
-    """Apply the manifest as is, but with this process's names for the ServiceAccount, the
-    ClusterRole and the binding (concurrent test sessions share the API server)."""
-    for doc in yaml.safe_load_all(MANIFEST.read_text()):
-        if doc["kind"] in ("ServiceAccount", "ClusterRole", "ClusterRoleBinding"):
-            doc["metadata"]["name"] = NAME
+@dataclass(frozen=True)
+class Applied:
+    """The manifest as applied for one test run: its ServiceAccount's user name and a
+    kubeconfig holding a token of it."""
+
+    account: str
+    kubeconfig: str
+
+
+def manifest_for(run: str) -> list[k.JsonObj]:
+    """The manifest's objects with the ServiceAccount, ClusterRole and binding named for one
+    run: concurrent runs on one API server (other worktrees, maybe other manifests) never
+    rewrite each other's ClusterRole. The binding must tie the manifest's own role to its own
+    ServiceAccount."""
+    docs = list(yaml.safe_load_all(MANIFEST.read_text()))
+    names = {d["kind"]: d["metadata"]["name"] for d in docs}
+    for doc in docs:
         if doc["kind"] == "ClusterRoleBinding":
-            doc["roleRef"]["name"] = NAME
-            doc["subjects"][0]["name"] = NAME
-        res = KINDS[doc["kind"]]
-        name = doc["metadata"]["name"]
-        ns = doc["metadata"].get("namespace")
-        if admin.get_or_none(res, name, ns) is None:
-            admin.create(res, doc, ns)
+            assert doc["roleRef"] == {"apiGroup": RBAC, "kind": "ClusterRole", "name": names["ClusterRole"]}  # fmt: skip
+            account = {"kind": "ServiceAccount", "name": names["ServiceAccount"], "namespace": "openkeel"}  # fmt: skip
+            assert doc["subjects"] == [account]
+            doc["roleRef"]["name"] += run
+            doc["subjects"][0]["name"] += run
+        if doc["kind"] != "Namespace":
+            doc["metadata"]["name"] += run
+    return docs
+
+
+def _apply(admin: k.KubeClient, docs: list[k.JsonObj]) -> None:
+    for doc in docs:
+        res, ns = KINDS[doc["kind"]], doc["metadata"].get("namespace")
+        if doc["kind"] == "Namespace":
+            admin.ensure(res, doc)
         else:
-            wanted = {key: value for key, value in doc.items() if key != "metadata"}
-            admin.update(res, name, lambda obj, wanted=wanted: obj.update(wanted), ns)  # type: ignore[misc]
+            admin.create(res, doc, ns)
+
+
+def _remove(admin: k.KubeClient, docs: list[k.JsonObj]) -> None:
+    """The run's objects, binding first (the Namespace stays: no namespace controller)."""
+    for doc in reversed(docs):
+        if doc["kind"] != "Namespace":
+            admin.delete(KINDS[doc["kind"]], doc["metadata"]["name"], doc["metadata"].get("namespace"))  # fmt: skip
+
+
+def _token(admin: k.KubeClient, account: str) -> str:
+    """A bound token of the ServiceAccount (TokenRequest, as the kubelet gets for a pod)."""
+    request = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {"expirationSeconds": 3600}}  # fmt: skip
+    answer = admin.request("POST", SERVICE_ACCOUNTS.path("openkeel", account, "token"), request)
+    token: str = answer["status"]["token"]
+    return token
 
 
 @pytest.fixture(scope="module")
-def sa_client() -> Iterator[AsServiceAccount]:
+def applied(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Applied]:
+    """The manifest applied (named for this run) and a kubeconfig of its ServiceAccount."""
     kube = kube_env.session()
-    _apply(kube.client)
-    client = AsServiceAccount(kube.client.config, timeout=10.0)
+    docs = manifest_for("-" + kube.prefix.rstrip("-"))
+    (account,) = [d["metadata"]["name"] for d in docs if d["kind"] == "ServiceAccount"]
+    _apply(kube.client, docs)
+    try:
+        admin = kube.client.config
+        config = {
+            "apiVersion": "v1", "kind": "Config", "current-context": "openkeel-compute",
+            "clusters": [{"name": "test", "cluster": {"server": admin.server, "certificate-authority": admin.ca_file}}],
+            "users": [{"name": "openkeel-compute", "user": {"token": _token(kube.client, account)}}],
+            "contexts": [{"name": "openkeel-compute", "context": {"cluster": "test", "user": "openkeel-compute"}}],
+        }  # fmt: skip
+        path = tmp_path_factory.mktemp("rbac") / "kubeconfig"
+        path.write_text(yaml.safe_dump(config))
+        yield Applied(f"system:serviceaccount:openkeel:{account}", str(path))
+    finally:
+        _remove(kube.client, docs)
+
+
+@pytest.fixture(scope="module")
+def sa_client(applied: Applied) -> Iterator[Recording]:
+    client = Recording(k.KubeConfig.load(applied.kubeconfig), timeout=10.0)
     owner = leaks.owned_by("the module's ServiceAccount client", leaks.kube_client_sockets(client))
     yield client
     client.close()
     leaks.released(owner)
-    for kind, ns in (("ClusterRoleBinding", None), ("ClusterRole", None), ("ServiceAccount", "openkeel")):  # fmt: skip
-        kube.client.delete(KINDS[kind], NAME, ns)
 
 
 def _driver(kube: KubeSession, client: k.KubeClient, host: str, prefix: str, **kw: Any) -> KubevirtDriver:  # fmt: skip
@@ -189,10 +239,11 @@ def _spec() -> InstanceSpec:
     return InstanceSpec(ref, "vm1", "user-1", SMALL, IMAGE, network=(PORT,), user_data="aGk=")
 
 
-def test_every_operation_with_the_manifest_rbac(sa_client: AsServiceAccount) -> None:
+def test_every_operation_with_the_manifest_rbac(sa_client: Recording, applied: Applied) -> None:
     kube = kube_env.session()
     prefix = kube.node_prefix()
     sa_client.seen.clear()
+    preflight.check_kubeconfig(applied.kubeconfig)  # openkeel compute's start-up check passes
     source = _driver(kube, sa_client, "host-a", prefix, watch_events=True)
     dest = _driver(kube, sa_client, "host-b", prefix)
     try:
@@ -298,16 +349,27 @@ def _console_output(kube: KubeSession, client: k.KubeClient, driver: KubevirtDri
         kube.client.delete(k.PODS, pod, ns)
 
 
-def test_the_manifest_is_what_is_in_force(sa_client: k.KubeClient) -> None:
+def test_the_manifest_is_what_is_in_force(sa_client: k.KubeClient, applied: Applied) -> None:
     kube = kube_env.session()
     node = kube.node_prefix() + "n"
     kube_env.ensure_node(kube.client, node)
     with pytest.raises(k.KubeError) as refused:
         sa_client.delete(k.NODES, node)
     assert refused.value.status == 403
+    # the token is the ServiceAccount's: the API server names it as the one refused
+    assert f'User "{applied.account}" cannot delete resource "nodes"' in refused.value.message
     with pytest.raises(k.KubeError) as refused:
         sa_client.items(KINDS["ClusterRole"])
     assert refused.value.status == 403
+    assert kube.client.get_or_none(k.NODES, node) is not None
+
+
+def test_the_manifest_names_everything() -> None:
+    """No wildcard: every group, resource and verb is one the driver uses (checked above)."""
+    rules = manifest_rules()
+    assert rules and all("*" not in (rule.group, rule.resource, rule.verb) for rule in rules)
+    (role,) = [d for d in yaml.safe_load_all(MANIFEST.read_text()) if d["kind"] == "ClusterRole"]
+    assert all(set(rule) == {"apiGroups", "resources", "verbs"} for rule in role["rules"])
 
 
 class _Recorder(HttpVirtApi):
@@ -320,7 +382,7 @@ class _Recorder(HttpVirtApi):
         self.paths.append(f"{kind}/{action}")
 
 
-def test_every_virt_api_subresource_is_allowed(sa_client: k.KubeClient) -> None:
+def test_every_virt_api_subresource_is_allowed(applied: Applied) -> None:
     kube = kube_env.session()
     recorder = _Recorder()
     ns = "project-rbac"
@@ -334,7 +396,7 @@ def test_every_virt_api_subresource_is_allowed(sa_client: k.KubeClient) -> None:
     for path in recorder.paths:
         resource, sub = path.split("/")
         review = kube.client.create(REVIEWS, {
-            "spec": {"user": ACCOUNT, "groups": list(GROUPS),
+            "spec": {"user": applied.account, "groups": list(GROUPS),
                      "resourceAttributes": {"group": "subresources.kubevirt.io", "resource": resource,
                                             "subresource": sub, "verb": "update", "namespace": ns}},
         })  # fmt: skip
