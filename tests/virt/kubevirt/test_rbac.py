@@ -4,15 +4,17 @@ The manifest is applied to the real kube-apiserver (RBAC authorization on); the 
 runs every operation with a kubeconfig holding a token of the manifest's ServiceAccount (from
 the TokenRequest API: the server signs ServiceAccount tokens, no controller needed), so the
 API server authenticates the ServiceAccount and authorizes each request against that
-ClusterRole and nothing else. The test-side
-virt-api stand-in acts with its own (admin) rights, as virt-api does; that the ServiceAccount
-may call each virt-api subresource the real HttpVirtApi uses is checked with
-SubjectAccessReviews derived from HttpVirtApi itself, so a new call the manifest lacks fails
-here. A request outside the manifest is refused (403): the RBAC in force is the manifest's.
-Every request the ServiceAccount client sends is recorded with its answer: none may be refused
-(a driver path that swallows errors, as ``host_up`` or the console log do, would hide a 403),
-and every rule of the manifest must be used by some driver operation here, or be named with
-the reason it is not: the manifest is minimal as well as sufficient.
+ClusterRole and nothing else. A request outside the manifest is refused (403).
+
+Every request the ServiceAccount's client sends is recorded with its answer: none may be
+refused (a driver path that swallows errors, as ``host_up`` or the console log do, would hide
+a 403), and every rule of the manifest must be used by some driver operation here, or be
+named with the reason it is not: the manifest is minimal as well as sufficient.
+
+The test-side virt-api stand-in acts with its own (admin) rights, as virt-api does; that the
+ServiceAccount may call each virt-api subresource the real HttpVirtApi uses, and no other, is
+checked with SubjectAccessReviews derived from HttpVirtApi itself, so a new call the manifest
+lacks fails here.
 """
 
 from __future__ import annotations
@@ -403,3 +405,5 @@ def test_every_virt_api_subresource_is_allowed(applied: Applied) -> None:
         assert review["status"]["allowed"], (
             f"the manifest does not allow {path}: {review['status']}"
         )
+    called = {Access("subresources.kubevirt.io", path, "update") for path in recorder.paths}
+    assert {r for r in manifest_rules() if r.group == "subresources.kubevirt.io"} == called
