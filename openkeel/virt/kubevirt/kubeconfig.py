@@ -20,6 +20,7 @@ import logging
 import os
 import shutil
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -30,6 +31,8 @@ from kubernetes.client import Configuration
 from kubernetes.config import incluster_config as _incluster
 from kubernetes.config import kube_config as _kube_config
 from kubernetes.config.config_exception import ConfigException
+
+LOG = logging.getLogger(__name__)
 
 # The package is untyped: its two loaders, seen as Any.
 kube_config_loader: Any = _kube_config
@@ -47,14 +50,22 @@ class ConfigError(Exception):
 
 
 class Credentials:
-    """The Authorization header of a loaded configuration, refreshed when it expires."""
+    """The Authorization header of a loaded configuration, refreshed when it expires.
 
-    def __init__(self, load: Loader, configuration: Any) -> None:
+    ``reread_after`` (seconds): load everything again when the header is that old (a
+    ``tokenFile``, which the loader reads once; client-go re-reads it each minute)."""
+
+    def __init__(self, load: Loader, configuration: Any, reread_after: float | None = None) -> None:
         self._load = load
         self._configuration = configuration
         self._lock = threading.Lock()
+        self.reread_after = reread_after
+        self.clock: Callable[[], float] = time.monotonic  # tests move it
+        self._loaded_at = self.clock()
 
     def header(self) -> str | None:
+        if self.reread_after is not None and self.clock() - self._loaded_at >= self.reread_after:
+            self.reload()
         with self._lock:
             hook = self._configuration.refresh_api_key_hook
             if hook is not None:
@@ -63,11 +74,18 @@ class Credentials:
         return str(value).strip() if value else None  # token files often end with a newline
 
     def reload(self) -> None:
-        """Load everything again (the server refused the current credential)."""
+        """Load everything again (the server refused the current credential, or it is due).
+        If that fails (the kubeconfig was broken meanwhile), the current one is kept."""
         configuration = _new_configuration()
-        self._load(configuration)
+        try:
+            self._load(configuration)
+        except Exception as exc:  # the loader raises ConfigException, OSError, YAML errors...
+            LOG.warning("kubeconfig could not be loaded again, keeping the credential: %s", exc)
+            configuration = None
         with self._lock:
-            self._configuration = configuration
+            self._loaded_at = self.clock()
+            if configuration is not None:
+                self._configuration = configuration
 
 
 def _new_configuration() -> Any:
@@ -117,7 +135,8 @@ def load(
         raise ConfigError(str(exc)) from exc
     if user is not None and not (configuration.api_key or configuration.cert_file):
         _no_credential(*user, errors)
-    credentials = Credentials(loader, configuration) if configuration.api_key else None
+    reread = 60.0 if user is not None and user[1].get("tokenFile") else None
+    credentials = Credentials(loader, configuration, reread) if configuration.api_key else None
     return configuration, credentials, namespace
 
 

@@ -482,3 +482,26 @@ def test_unit_other_users_plugins_do_not_matter(tmp_path: Path) -> None:
     doc["users"].append({"name": "eks", "user": {"exec": {"apiVersion": "client.authentication.k8s.io/v1beta1", "command": "no-such-aws"}}})  # fmt: skip
     config = k.KubeConfig.load(_write(tmp_path / "kc", doc))
     assert config.credentials is not None and config.credentials.header() == "Bearer t"
+
+
+def test_unit_token_file_reread_after_a_minute(tmp_path: Path) -> None:
+    token = tmp_path / "token"
+    token.write_text("first\n")
+    doc = _config({"server": "https://kube.example"}, {"tokenFile": str(token)})
+    config = k.KubeConfig.load(_write(tmp_path / "kc", doc))
+    credentials = config.credentials
+    assert credentials is not None and credentials.header() == "Bearer first"
+    token.write_text("second\n")
+    assert credentials.header() == "Bearer first"  # read at most once a minute
+    start = credentials.clock()
+    credentials.clock = lambda: start + 60.0
+    assert credentials.header() == "Bearer second"
+
+
+def test_unit_reload_of_a_broken_kubeconfig_keeps_the_credential(tmp_path: Path) -> None:
+    path = _write(tmp_path / "kc", _config({"server": "https://kube.example"}, {"token": "t"}))
+    config = k.KubeConfig.load(path)
+    assert config.credentials is not None
+    Path(path).write_text("{{{ not: yaml")  # edited badly while the service runs
+    config.credentials.reload()  # as after a 401
+    assert config.credentials.header() == "Bearer t"
