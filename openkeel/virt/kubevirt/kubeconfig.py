@@ -197,7 +197,7 @@ def _check_user(name: str, user: dict[str, Any], file: Path) -> None:
         return  # the loader prefers those to the plugin
     # A relative command with a '/' runs from the kubeconfig's directory (the loader's cwd).
     found = (
-        shutil.which(command, path=str(file.parent))
+        shutil.which(str(file.parent / command))
         if "/" in command and not command.startswith("/")
         else shutil.which(command)
     )

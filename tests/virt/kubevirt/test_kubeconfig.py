@@ -505,3 +505,17 @@ def test_unit_reload_of_a_broken_kubeconfig_keeps_the_credential(tmp_path: Path)
     Path(path).write_text("{{{ not: yaml")  # edited badly while the service runs
     config.credentials.reload()  # as after a 401
     assert config.credentials.header() == "Bearer t"
+
+
+def test_unit_relative_plugin_is_found_next_to_the_kubeconfig(tmp_path: Path) -> None:
+    (tmp_path / "bin").mkdir()
+    plugin = tmp_path / "bin" / "plugin"
+    plugin.write_text(
+        f"#!{sys.executable}\n"
+        'print(\'{"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential",'
+        ' "status": {"token": "t"}}\')\n'
+    )
+    plugin.chmod(0o755)
+    exec_ = {"apiVersion": "client.authentication.k8s.io/v1", "command": "./bin/plugin"}
+    config = k.KubeConfig.load(_write(tmp_path / "kc", _config({"server": "https://kube.example"}, {"exec": exec_})))  # fmt: skip
+    assert config.credentials is not None and config.credentials.header() == "Bearer t"
