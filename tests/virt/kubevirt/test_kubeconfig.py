@@ -519,3 +519,11 @@ def test_unit_relative_plugin_is_found_next_to_the_kubeconfig(tmp_path: Path) ->
     exec_ = {"apiVersion": "client.authentication.k8s.io/v1", "command": "./bin/plugin"}
     config = k.KubeConfig.load(_write(tmp_path / "kc", _config({"server": "https://kube.example"}, {"exec": exec_})))  # fmt: skip
     assert config.credentials is not None and config.credentials.header() == "Bearer t"
+
+
+def test_unit_socks_proxy_url(tmp_path: Path) -> None:
+    """kubectl takes socks5:// proxies too (httpx needs its socks extra for them)."""
+    doc = _config({"server": "https://kube.example", "proxy-url": "socks5://127.0.0.1:1080"}, {"token": "t"})  # fmt: skip
+    config = k.KubeConfig.load(_write(tmp_path / "kc", doc))
+    assert config.proxy == "socks5://127.0.0.1:1080"
+    k.KubeClient(config).close()
