@@ -140,6 +140,12 @@ class ComputeDriver(abc.ABC):
     def list_instance_uuids(self) -> list[str]:
         """Nova UUIDs of the guests on this host."""
 
+    def take_over(self, instance: InstanceSpec) -> bool:
+        """Evacuation to this host: make a guest of ``instance`` that a dead host defined in
+        storage both hosts share (one cluster) this host's, and start it; False when there is
+        none to take over (the caller then spawns). Nothing to take over by default."""
+        return False
+
     def host_up(self) -> bool:
         """False while the hypervisor cannot run guests (a Kubernetes Node NotReady): the
         compute service stops reporting, so it shows down. True when in doubt."""

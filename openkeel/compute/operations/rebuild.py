@@ -48,7 +48,9 @@ def rebuild(host: ComputeHost, context: CallContext, msg: RebuildInstance) -> No
         instance = step(uuid, InstanceUpdate(task_state=TaskState.REBUILD_SPAWNING.value),
                         expected_task_state=TaskState.REBUILD_BLOCK_DEVICE_MAPPING.value)  # fmt: skip
         spec = guest.instance_spec(host.conf, instance)
-        host.driver.spawn(spec, admin_password=msg.admin_password)
+        # An evacuation onto shared storage (one KubeVirt cluster) takes the guest over.
+        if not (msg.recreate and host.driver.take_over(spec)):
+            host.driver.spawn(spec, admin_password=msg.admin_password)
         if stop_after:
             host.driver.power_off(spec.ref)
         step(

@@ -235,6 +235,12 @@ class KubevirtDriver(MigrationMixin, RescueMixin, DevicesMixin):
         if vm is not None and self._is_resize_destination(vm):
             self._drop_resize_destination(instance, vm)
             return
+        owner = (vm or {}).get("metadata", {}).get("labels", {}).get(LABEL_NODE)
+        if vm is not None and owner != naming.label_value(self.node):
+            # Another node's now (an evacuation took it over; one VM per server in the
+            # cluster): this host's copy of the guest is already gone.
+            LOG.info("The VM of %s belongs to node %s now: left alone", instance.uuid, owner)
+            return
         if vm is not None:
             self._delete_vm(instance)
         self._retrying(lambda: self._state(instance), f"reading the VMI of {instance.uuid}")

@@ -80,6 +80,27 @@ class MigrationMixin(KubevirtBase):
         power_on: bool = True,
     ) -> None:
         self._require_vm(instance.ref)
+        self._rewrite_for_here(instance)
+        if power_on:
+            self._start(instance.ref)
+
+    def take_over(self, instance: InstanceSpec) -> bool:
+        """Evacuation: the VM of a lost node is rewritten for this node (template pin, labels)
+        and started here; its VMI on the lost node (Failed, or still listed) is deleted first.
+        The disks are PVCs the new node mounts. False when there is no VM (spawn instead)."""
+        vm = self._vm(instance.ref)
+        if vm is None:
+            return False
+        self._rewrite_for_here(instance)
+        ns, name = self._ns(instance.ref), self._name(instance.ref)
+        self._retrying(lambda: self.client.delete(k.VMIS, name, ns), f"removing the old VMI of {instance.uuid}")  # fmt: skip
+        self._wait_for(lambda: self.client.get_or_none(k.VMIS, name, ns) is None,
+                       f"waiting for the old VMI of {instance.uuid} to go")  # fmt: skip
+        self._start(instance.ref)
+        return True
+
+    def _rewrite_for_here(self, instance: InstanceSpec) -> None:
+        """The VM's spec, labels and annotations as this host would build them."""
         wanted = self._manifests(instance).vm
 
         def rewrite(vm: JsonObj) -> None:
@@ -88,8 +109,6 @@ class MigrationMixin(KubevirtBase):
             vm["metadata"]["annotations"].update(wanted["metadata"]["annotations"])
 
         self._update_vm(instance.ref, rewrite)
-        if power_on:
-            self._start(instance.ref)
 
     def confirm_migration(self, migration: MigrationRef, instance: InstanceRef) -> None:
         if self._vm(instance) is not None:
