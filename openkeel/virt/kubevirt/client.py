@@ -400,12 +400,15 @@ class KubeClient:
         raise AssertionError("unreachable")  # pragma: no cover
 
     def get_text(self, path: str, params: dict[str, str] | None = None) -> str | None:
-        """A plain-text GET (pod logs); None when the server answers an error."""
+        """A plain-text GET (pod logs); None when there is nothing to read (404, a container
+        not started yet); a refusal (401, 403) raises, so missing rights never look empty."""
         try:
             with self._in_use(f"GET {path}"):
                 resp = self._http.get(path, params=params, headers={"Accept": "*/*"}, extensions=self._extensions)  # fmt: skip
         except httpx.HTTPError as exc:
             raise KubeError(0, "Unreachable", f"GET {path}: {exc}") from exc
+        if resp.status_code in (401, 403):
+            raise error_from(resp.status_code, resp.content)
         return resp.text if resp.status_code == 200 else None
 
     def ready(self) -> bool:

@@ -101,10 +101,14 @@ class KubevirtDriver(MigrationMixin, RescueMixin, DevicesMixin):
 
     def host_up(self) -> bool:
         """The Node's Ready condition (a Node that is gone is not up); True while the API
-        server does not answer (nothing is known then: no flapping on a blip)."""
+        server does not answer (nothing is known then: no flapping on a blip); False, logged,
+        when it refuses our credentials (this host cannot manage its guests)."""
         try:
             found = self.client.get_or_none(k.NODES, self.node)
-        except KubeError:
+        except KubeError as exc:
+            if exc.status in (401, 403):
+                LOG.error("Kubernetes API refuses node %s to this host: %s", self.node, exc)
+                return False
             return True
         return found is not None and node_capacity(found).ready
 

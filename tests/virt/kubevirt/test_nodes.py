@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+
+from openkeel.virt.kubevirt import client as k
 from openkeel.virt.kubevirt.client import JsonObj
 from openkeel.virt.kubevirt.nodes import node_capacity
 
@@ -27,3 +30,25 @@ def test_a_quantity_missing_from_allocatable_is_read_from_capacity() -> None:
 def test_node_with_an_empty_status() -> None:
     found = node_capacity(_node({}))
     assert (found.vcpus, found.memory_mb, found.disk_gb) == (0, 0, 0)
+
+
+class _Refusing:
+    """A client whose every read is refused (or unanswered) with ``status``."""
+
+    def __init__(self, status: int) -> None:
+        self.status = status
+
+    def get_or_none(self, *_args: object) -> None:
+        raise k.KubeError(self.status, "Forbidden" if self.status else "Unreachable", "no")
+
+
+@pytest.mark.parametrize(("status", "up"), [(403, False), (401, False), (0, True), (503, True)])
+def test_host_up_when_the_api_refuses_or_does_not_answer(status: int, up: bool) -> None:
+    """Refused credentials: the host cannot manage its guests (down, logged); no answer: not
+    known, so no flapping on a blip."""
+    from openkeel.virt.kubevirt.driver import KubevirtDriver
+    from openkeel.virt.kubevirt.manifests.settings import KubevirtSettings
+
+    driver = KubevirtDriver(_Refusing(status), KubevirtSettings(), None, watch_events=False)  # type: ignore[arg-type]
+    driver.host = "n1"
+    assert driver.host_up() is up
