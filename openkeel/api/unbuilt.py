@@ -56,8 +56,6 @@ ROUTES: tuple[tuple[str, str, str, str], ...] = (
     # server_external_events
     ("POST", "/os-server-external-events", "2.1", "2.104"),
     # simple_tenant_usage
-    ("GET", "/os-simple-tenant-usage", "2.1", "2.104"),
-    ("GET", "/os-simple-tenant-usage/{id}", "2.1", "2.104"),
     # snapshots
     ("GET", "/os-snapshots", "2.1", "2.35"),
     ("POST", "/os-snapshots", "2.1", "2.35"),

@@ -183,6 +183,8 @@ def _paths(world: World) -> dict[str, str]:
         "/os-keypairs": "/v2.1/os-keypairs",
         "/os-keypairs/{id}": "/v2.1/os-keypairs/alice-key",
         "/os-migrations": "/v2.1/os-migrations",
+        "/os-simple-tenant-usage": "/v2.1/os-simple-tenant-usage",
+        "/os-simple-tenant-usage/{id}": "/v2.1/os-simple-tenant-usage/proj-a",
         "/os-quota-class-sets/{id}": "/v2.1/os-quota-class-sets/default",
         "/os-quota-sets/{id}": "/v2.1/os-quota-sets/proj-a",
         "/os-quota-sets/{id}/defaults": "/v2.1/os-quota-sets/proj-a/defaults",
@@ -434,6 +436,9 @@ EXPECT: dict[tuple[str, str, str], int | str | tuple[int | str, int | str]] = {
     ("GET", "/os-hypervisors/{id}/servers", ""): FORBIDDEN,
     ("GET", "/os-hypervisors/{id}/uptime", ""): FORBIDDEN,
     ("GET", "/os-migrations", ""): FORBIDDEN,
+    # usage of every project is admin's; of one project, that project's
+    ("GET", "/os-simple-tenant-usage", ""): FORBIDDEN,
+    ("GET", "/os-simple-tenant-usage/{id}", ""): FORBIDDEN,
     ("GET", "/os-services", ""): FORBIDDEN,
     ("PUT", "/os-services/{id}", ""): FORBIDDEN,
     ("DELETE", "/os-services/{id}", ""): FORBIDDEN,

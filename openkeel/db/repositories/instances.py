@@ -426,3 +426,18 @@ def count_usage(conn: sa.Connection, project_id: str, user_id: str | None = None
 
     user = counted(query.where(INST.c.user_id == user_id)) if user_id else {}
     return Usage(counted(query), user)
+
+
+def active_in_window(
+    conn: sa.Connection, begin: Any, end: Any, project_id: str | None = None
+) -> list[tuple[Any, str]]:
+    """(created_at, uuid) of the instances, deleted ones included, that ran during
+    [``begin``, ``end``): launched before ``end`` and not terminated before ``begin`` (Nova's
+    ``get_active_by_window_joined``), oldest first."""
+    query = sa.select(INST.c.created_at, INST.c.uuid).where(
+        INST.c.launched_at < end,
+        sa.or_(INST.c.terminated_at.is_(None), INST.c.terminated_at > begin),
+    )
+    if project_id is not None:
+        query = query.where(INST.c.project_id == project_id)
+    return [(row[0], row[1]) for row in conn.execute(query.order_by(INST.c.created_at, INST.c.id))]
