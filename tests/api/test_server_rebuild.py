@@ -9,7 +9,7 @@ import pytest
 
 from openkeel.api.services import ApiServices
 from openkeel.db.repositories import instance_actions, instances
-from tests.api.server_fakes import IMAGE, USER, Recorder, placed_server
+from tests.api.server_fakes import ADMIN, IMAGE, USER, Recorder, placed_server
 from tests.client import ApiClient
 from tests.conftest import CELL1_UUID
 
@@ -19,16 +19,18 @@ def active(api: ApiClient, services: ApiServices, roles: Any) -> str:
     return placed_server(api, services)
 
 
-@pytest.mark.parametrize("version", ["2.1", "2.19", "2.26", "2.47", "2.54", "2.57", "2.63", "2.71", "2.75", "2.90", "2.96", "2.100"])  # fmt: skip
+@pytest.mark.parametrize("version", ["2.1", "2.19", "2.26", "2.47", "2.54", "2.57", "2.63", "2.71", "2.75", "2.90", "2.96", "2.100", "2.104"])  # fmt: skip
+@pytest.mark.parametrize("token", [USER, ADMIN])  # an admin sees the extended attributes
 def test_rebuild_answers_the_server_at_each_microversion(
     api: ApiClient,
     services: ApiServices,
     active: str,
     roles: tuple[Recorder, Recorder],
     version: str,
+    token: str,
 ) -> None:
     resp = api.post(f"/v2.1/servers/{active}/action", json={"rebuild": {"imageRef": IMAGE, "name": "again"}},
-                    token=USER, version=version)  # fmt: skip
+                    token=token, version=version)  # fmt: skip
     assert resp.status_code == 202, resp.text
     server = resp.json()["server"]
     assert (server["id"], server["name"], server["status"]) == (active, "again", "REBUILD")

@@ -51,7 +51,11 @@ def rebuild(req: ApiRequest) -> dict[str, Any]:
     full = req.at_least("2.75")
     groups = req.at_least("2.71")
     opts = show_options(req, updated.project_id, full=full, server_groups=groups)
-    opts = views_server.ShowOptions(**{**opts.__dict__, "security_groups": full})
+    # user data is the plain ``user_data`` key of the rebuild answer (2.57), never the admin's
+    # OS-EXT-SRV-ATTR:user_data (Nova's rebuild view leaves it out)
+    opts = views_server.ShowOptions(
+        **{**opts.__dict__, "security_groups": full, "user_data": False}
+    )
     host_status = host_status_mode(req, updated.project_id) if full else None
     record = RecordGatherer(req.services).gather(
         [Located(updated, found.cell_uuid)], wanted(req, host_status, groups)
