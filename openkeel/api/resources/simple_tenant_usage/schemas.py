@@ -8,7 +8,7 @@ from typing import Any
 from openkeel.api.validation import loose_query, multi, strict_query
 
 _STRING: dict[str, Any] = {"type": "string"}
-_NON_NEGATIVE_INTEGER: dict[str, Any] = {"type": ["integer", "string"], "pattern": "^[0-9]*$", "minimum": 0}  # fmt: skip
+_NON_NEGATIVE_INTEGER: dict[str, Any] = {"type": ["integer", "string"], "pattern": "^[0-9]*$", "minimum": 0, "minLength": 1}  # fmt: skip
 
 INDEX_V21 = loose_query({"start": multi(_STRING), "end": multi(_STRING), "detailed": multi(_STRING)})  # fmt: skip
 INDEX_V240 = loose_query(
