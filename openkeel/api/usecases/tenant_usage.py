@@ -86,14 +86,20 @@ def usage(
         found = found[positions[0] + 1 :]
     if limit is not None:
         found = found[:limit]
-    servers: list[ServerUsage] = []
-    for _created, uuid, engine in found:
+    loaded: dict[str, Instance] = {}
+    for engine in {item[2] for item in found}:  # one connection per cell, not per instance
         with reader(engine).connect() as conn:
-            try:
-                instance = instances.get(conn, uuid, read_deleted="yes")
-            except InstanceNotFound:
-                continue
-        servers.append(ServerUsage(instance, hours_in(instance, start, stop)))
+            for _created, uuid, owner in found:
+                if owner is engine:
+                    try:
+                        loaded[uuid] = instances.get(conn, uuid, read_deleted="yes")
+                    except InstanceNotFound:
+                        continue
+    servers = [
+        ServerUsage(loaded[uuid], hours_in(loaded[uuid], start, stop))
+        for _created, uuid, _engine in found
+        if uuid in loaded
+    ]
     by_project: dict[str, list[ServerUsage]] = {}
     for server in servers:
         by_project.setdefault(server.instance.project_id, []).append(server)
