@@ -85,7 +85,11 @@ class ApiClient:
 
 
 def _workers(app: Any) -> list[threading.Thread]:
-    """The worker threads of the app's executor (ComputeApiApp; none for other apps)."""
+    """The worker threads of the app (ComputeApiApp's executor, the image and identity APIs'
+    Workers)."""
+    workers = getattr(app, "workers", None)
+    if workers is not None:
+        return list(workers.threads)
     executor = getattr(app, "_executor", None)
     return list(getattr(executor, "_threads", ()))
 

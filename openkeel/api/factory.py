@@ -31,17 +31,25 @@ def build_authenticator(conf: cfg.ConfigOpts) -> Authenticator:
     """NoAuth or Keystone token validation, per ``[api] auth_strategy``."""
     if conf.api.auth_strategy == "noauth2":
         return NoAuth()
+    if conf.api.auth_strategy == "embedded":
+        raise ValueError(
+            "[api] auth_strategy = embedded: the command serving the API builds the identity "
+            "service and passes its authenticator"
+        )
     from openkeel.api.keystone import KeystoneAuth
 
     return KeystoneAuth(conf)
 
 
-def build_api_app(services: ApiServices) -> ComputeApiApp:
-    """The ASGI app serving /, /v2 and /v2.1."""
+def build_api_app(
+    services: ApiServices, authenticator: Authenticator | None = None
+) -> ComputeApiApp:
+    """The ASGI app serving /, /v2 and /v2.1; ``authenticator`` when the composition root
+    built one (the embedded identity service's), else per ``[api] auth_strategy``."""
     conf = services.conf
     return ComputeApiApp(
         routes=build_routes(),
-        authenticator=build_authenticator(conf),
+        authenticator=authenticator or build_authenticator(conf),
         enforcer=PolicyEnforcer(conf),
         services=services,
         workers=conf.wsgi.default_pool_size,

@@ -138,8 +138,74 @@ class TokenCache:
         with self._lock:
             return len(self._entries)
 
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
 
-class KeystoneAuth:
+
+class CachedTokenAuth:
+    """An :class:`openkeel.api.auth.Authenticator` over a token validation function, with the
+    results cached: Keystone's over HTTP (:class:`KeystoneAuth`), or the embedded identity
+    service's in process (built by the composition root)."""
+
+    def __init__(
+        self,
+        validate: Callable[[str], TokenIdentity | None],
+        www_authenticate_uri: str,
+        cache_ttl: float,
+        *,
+        cache_size: int = DEFAULT_CACHE_SIZE,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._validate_token = validate
+        self.www_authenticate_uri = www_authenticate_uri
+        self._clock = clock
+        self._cache = TokenCache(cache_size, cache_ttl, clock)
+
+    def forget(self) -> None:
+        """Drop every cached validation (the identity behind the tokens changed)."""
+        self._cache.clear()
+
+    def authenticate(self, headers: dict[str, str], request_id: str) -> RequestContext:
+        """Validate the caller's token (cache first, else the validation function) and build
+        the context.
+
+        May block on a cache miss (Keystone: one HTTP round trip, plus the service user's own
+        token the first time): an ASGI caller should run it in its executor, after trying
+        :meth:`authenticate_cached` on the event loop.
+        """
+        context = self.authenticate_cached(headers, request_id)
+        if context is not None:
+            return context
+        token = _token_of(headers)
+        identity = self._validate_token(token)
+        if identity is not None and identity.expires_at <= self._clock():
+            identity = None
+        self._cache.put(token, identity)
+        if identity is None:
+            raise KeystoneUnauthorized(self.www_authenticate_uri)
+        return identity.context(request_id, token)
+
+    def authenticate_cached(
+        self, headers: dict[str, str], request_id: str
+    ) -> RequestContext | None:
+        """The context from the cache alone, without I/O; ``None`` when the token must be
+        validated.
+
+        Raises :class:`KeystoneUnauthorized` for a missing token or a cached rejection.
+        """
+        token = _token_of(headers)
+        if not token:
+            raise KeystoneUnauthorized(self.www_authenticate_uri)
+        identity = self._cache.get(token)
+        if identity is CACHE_MISS:
+            return None
+        if not isinstance(identity, TokenIdentity):
+            raise KeystoneUnauthorized(self.www_authenticate_uri)
+        return identity.context(request_id, token)
+
+
+class KeystoneAuth(CachedTokenAuth):
     """The :class:`openkeel.api.auth.Authenticator` of real deployments."""
 
     def __init__(
@@ -153,50 +219,20 @@ class KeystoneAuth:
         opts = conf.keystone_authtoken
         if not opts.auth_url:
             raise ValueError("[keystone_authtoken] auth_url is required")
+        super().__init__(
+            self._validate,
+            opts.www_authenticate_uri or opts.auth_url,
+            float(opts.token_cache_time),
+            cache_size=cache_size,
+            clock=clock,
+        )
         self._session = ks_session or service_session(opts)
         self._tokens_url = identity_v3_url(opts.auth_url) + "/auth/tokens"
         if not opts.include_service_catalog:
             self._tokens_url += "?nocatalog"
-        self.www_authenticate_uri: str = opts.www_authenticate_uri or opts.auth_url
         self._retries: int = opts.http_request_max_retries
-        self._clock = clock
-        self._cache = TokenCache(cache_size, float(opts.token_cache_time), clock)
         self._calls_lock = threading.Lock()
         self.keystone_calls = 0  # validations sent to Keystone (tests and metrics read it)
-
-    def authenticate(self, headers: dict[str, str], request_id: str) -> RequestContext:
-        """Validate the caller's token (cache first, else Keystone) and build the context.
-
-        Blocking on a cache miss (one HTTP round trip, plus the service user's own token the
-        first time): an ASGI caller should run it in its executor, after trying
-        :meth:`authenticate_cached` on the event loop.
-        """
-        context = self.authenticate_cached(headers, request_id)
-        if context is not None:
-            return context
-        token = _token_of(headers)
-        identity = self._validate(token)
-        self._cache.put(token, identity)
-        if identity is None:
-            raise KeystoneUnauthorized(self.www_authenticate_uri)
-        return identity.context(request_id, token)
-
-    def authenticate_cached(
-        self, headers: dict[str, str], request_id: str
-    ) -> RequestContext | None:
-        """The context from the cache alone, without I/O; ``None`` when Keystone must be asked.
-
-        Raises :class:`KeystoneUnauthorized` for a missing token or a cached rejection.
-        """
-        token = _token_of(headers)
-        if not token:
-            raise KeystoneUnauthorized(self.www_authenticate_uri)
-        identity = self._cache.get(token)
-        if identity is CACHE_MISS:
-            return None
-        if not isinstance(identity, TokenIdentity):
-            raise KeystoneUnauthorized(self.www_authenticate_uri)
-        return identity.context(request_id, token)
 
     def _validate(self, token: str) -> TokenIdentity | None:
         """Ask Keystone about ``token``: the identity, or ``None`` when it is not valid."""
@@ -219,10 +255,7 @@ class KeystoneAuth:
         if resp.status_code != 200:
             LOG.error("Token validation answered %s: %s", resp.status_code, resp.text)
             raise ServiceUnavailable(UNAVAILABLE_MESSAGE)
-        identity = identity_from_access(access.create(resp=resp))
-        if identity is None or identity.expires_at <= self._clock():
-            return None
-        return identity
+        return identity_from_access(access.create(resp=resp))
 
 
 def _token_of(headers: dict[str, str]) -> str:

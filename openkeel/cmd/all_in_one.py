@@ -8,6 +8,7 @@ databases (API DB, cell0, cell1) and a few standard flavors on first start, writ
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from openkeel.api.services import ApiServices
 from openkeel.api.usecases.images import glance_client
 from openkeel.clients.image import ImageService
 from openkeel.clients.placement_embedded import EmbeddedPlacement
-from openkeel.cmd import logs, preflight
+from openkeel.cmd import identity, logs, preflight
 from openkeel.cmd.api import api_server
 from openkeel.cmd.bootstrap import bootstrap_embedded
 from openkeel.cmd.roles import (
@@ -38,14 +39,36 @@ from openkeel.image_api.services import image_files
 from openkeel.rpc.transport import get_transport
 from openkeel.virt.loading import KUBEVIRT, compute_hosts, load_driver
 
+LOG = logging.getLogger(__name__)
+
 # Simulated compute hosts of an all-in-one: two, so resize, migration, live migration,
 # anti-affinity and evacuation work out of the box.
 DEFAULT_HOSTS = 2
 
 
-def clouds_yaml(url: str, identity: str, image: str | None = None) -> str:
-    """The ``clouds.yaml`` entry for this cloud (noauth: the token ``notused`` is admin); image
-    calls go to the embedded image API, not to Nova's ``/v2.1/images`` proxy."""
+def clouds_yaml(root_url: str, password: str) -> str:
+    """The ``clouds.yaml`` entry for this cloud with the embedded identity service: the admin
+    user in the admin project, every endpoint from the service catalog."""
+    return (
+        "clouds:\n"
+        "  openkeel:\n"
+        "    auth_type: password\n"
+        "    auth:\n"
+        f"      auth_url: {root_url}/identity\n"
+        "      username: admin\n"
+        f"      password: {password}\n"
+        "      project_name: admin\n"
+        "      user_domain_name: Default\n"
+        "      project_domain_name: Default\n"
+        "    identity_api_version: 3\n"
+        "    region_name: RegionOne\n"
+    )
+
+
+def noauth_clouds_yaml(url: str, identity: str, image: str | None = None) -> str:
+    """The ``clouds.yaml`` entry when ``[api] auth_strategy = noauth2`` (the token ``notused``
+    is admin); image calls go to the embedded image API, not to Nova's ``/v2.1/images``
+    proxy."""
     image_line = f"    image_endpoint_override: {image}\n" if image else ""
     return (
         "clouds:\n"
@@ -129,17 +152,33 @@ def run(
                 conf=conf, api_db=api_db, cell_dbs=cell_dbs, images=_images(conf, api_db, root),
                 placement=placement.client(), **api_clients(roles.transport),
             )  # fmt: skip
-            server = api_server(services, host, port, image_api=True)
-            (root / "clouds.yaml").write_text(
-                clouds_yaml(
-                    f"{url}/v2.1",
-                    f"{url}/identity/v3",
-                    None if locates_glance(conf.glance) else f"{url}/image",
-                )
-            )
-        _announce(conf, root, f"{url}/v2.1", roles)
+            server = api_server(services, host, sock.getsockname()[1], image_api=True)
+            password = _write_clouds_yaml(conf, root, url, api_db)
+        _announce(conf, root, f"{url}/v2.1", roles, password)
         server.run(sockets=[sock])
     return 0
+
+
+def _write_clouds_yaml(conf: cfg.ConfigOpts, root: Path, url: str, api_db: sa.Engine) -> str | None:
+    """Write ``clouds.yaml`` for the way this cloud authenticates; the admin password when the
+    embedded identity service holds it (bootstrapped on first start)."""
+    strategy = conf.api.auth_strategy
+    if strategy == "embedded":
+        password = identity.admin_password(root)
+        service = identity.identity_service(conf, api_db, image_api=True)
+        admin = service.bootstrap(password)
+        if not service.store.check_password(admin.id, password):
+            LOG.warning(
+                "the admin password was changed since %s was written", identity.ADMIN_PASSWORD_FILE
+            )
+        (root / "clouds.yaml").write_text(clouds_yaml(url, password))
+        return password
+    if strategy == "noauth2":
+        image = None if locates_glance(conf.glance) else f"{url}/image"
+        (root / "clouds.yaml").write_text(
+            noauth_clouds_yaml(f"{url}/v2.1", f"{url}/identity/v3", image)
+        )
+    return None
 
 
 def _overrides(root: Path, kubeconfig: str | None) -> dict[str, object]:
@@ -156,7 +195,7 @@ def _defaults(root: Path) -> dict[str, object]:
     """The all-in-one's own defaults; a ``--config-file`` may set any of them otherwise
     (``[api] auth_strategy = keystone`` with ``[keystone_authtoken]``, for one)."""
     return {
-        "api.auth_strategy": "noauth2",
+        "api.auth_strategy": "embedded",
         # Several simulated hosts share one machine: a resize may stay on its host.
         "allow_resize_to_same_host": True,
         "log_file": str(root / "openkeel.log"),
@@ -172,17 +211,29 @@ def _images(conf: cfg.ConfigOpts, api_db: sa.Engine, root: Path) -> ImageService
     return EmbeddedImageCatalog(api_db, image_files(root))
 
 
-def _announce(conf: cfg.ConfigOpts, root: Path, url: str, roles: RoleSet) -> None:
+def _announce(
+    conf: cfg.ConfigOpts, root: Path, url: str, roles: RoleSet, password: str | None
+) -> None:
     clouds = root / "clouds.yaml"
     hosts = ", ".join(c.hostname for c in roles.computes)
     driver = "KubeVirt" if conf.compute_driver == KUBEVIRT else "simulated"
-    print(
-        f"OpenKeel all-in-one: compute API listening on {url}\n"
-        f"  data directory: {root}\n"
-        f"  log file:       {logs.log_path(conf, 'openkeel-all-in-one')}\n"
-        f"  clouds.yaml:    {clouds}  (export OS_CLIENT_CONFIG_FILE={clouds};"
-        " then: openstack --os-cloud openkeel flavor list)\n"
+    lines = [
+        f"OpenKeel all-in-one: compute API listening on {url}",
+        f"  data directory: {root}",
+        f"  log file:       {logs.log_path(conf, 'openkeel-all-in-one')}",
+    ]
+    if password is not None:
+        lines.append(
+            f"  identity:       {url.removesuffix('/v2.1')}/identity"
+            f"  (user admin, project admin, password {password})"
+        )
+    if clouds.exists() and conf.api.auth_strategy != "keystone":
+        lines.append(
+            f"  clouds.yaml:    {clouds}  (export OS_CLIENT_CONFIG_FILE={clouds};"
+            " then: openstack --os-cloud openkeel flavor list)"
+        )
+    lines.append(
         f"  roles:          conductor, scheduler, compute [{hosts}] ({driver} driver),"
-        " embedded Placement",
-        flush=True,
+        " embedded Placement"
     )
+    print("\n".join(lines), flush=True)

@@ -17,6 +17,7 @@ from openkeel.api.http_protocol import NovaFaultHttpToolsProtocol
 from openkeel.api.identity_discovery import WithIdentityDiscovery
 from openkeel.api.services import ApiServices
 from openkeel.clients.image import Caller
+from openkeel.cmd import identity as embedded
 from openkeel.cmd import logs, preflight
 from openkeel.conf.glance import locates_glance
 from openkeel.image_api.app import Identify, build_image_app
@@ -50,20 +51,36 @@ def with_image_api(app: ComputeApiApp, services: ApiServices) -> Any:
     return build_image_app(app, image_services, image_identity(app.authenticator))
 
 
+def api_app(services: ApiServices, url: str, image_api: bool = False) -> Any:
+    """The ASGI app of an API process reached at ``url``.
+
+    With ``image_api`` (the all-in-one) the embedded image API is served under ``/image`` unless
+    Glance is configured. ``[api] auth_strategy = embedded`` serves the identity service under
+    ``/identity`` and validates tokens with it; noauth2 serves identity version discovery (see
+    identity_discovery).
+    """
+    conf = services.conf
+    identity = None
+    authenticator = None
+    if conf.api.auth_strategy == "embedded":
+        identity = embedded.identity_service(conf, services.api_db, image_api)
+        authenticator = embedded.authenticator(conf, identity, url)
+    app: Any = build_api_app(services, authenticator)
+    if image_api:
+        app = with_image_api(app, services)
+    if identity is not None:
+        app = embedded.with_identity_api(app, identity)
+    if conf.api.auth_strategy == "noauth2":
+        app = WithIdentityDiscovery(app)
+    return app
+
+
 def api_server(
     services: ApiServices, host: str, port: int, image_api: bool = False
 ) -> uvicorn.Server:
-    """The API as a uvicorn server (uvloop + httptools), built before anything is announced.
-
-    With ``image_api`` (the all-in-one) the embedded image API is served under ``/image`` unless
-    Glance is configured; without Keystone, identity version discovery is served too (see
-    identity_discovery).
-    """
-    app: Any = build_api_app(services)
-    if image_api:
-        app = with_image_api(app, services)
-    if services.conf.api.auth_strategy == "noauth2":
-        app = WithIdentityDiscovery(app)
+    """The API as a uvicorn server (uvloop + httptools), built before anything is announced
+    (see :func:`api_app`)."""
+    app = api_app(services, f"http://{host}:{port}", image_api)
     config = uvicorn.Config(
         app,
         host=host,

@@ -8,10 +8,11 @@ API_OPTS = [
     cfg.StrOpt(
         "auth_strategy",
         default="keystone",
-        choices=["keystone", "noauth2"],
-        help="keystone validates tokens with Keystone; noauth2 trusts "
-        "'X-Auth-Token: user:project' (embedded default and tests only). "
-        "Nova removed noauth2 in 32.0.0; OpenKeel keeps it for the all-in-one.",
+        choices=["keystone", "embedded", "noauth2"],
+        help="keystone validates tokens with Keystone; embedded serves OpenKeel's own "
+        "identity service (a Keystone v3 subset under /identity, users and projects in the "
+        "API database: the all-in-one's default); noauth2 trusts "
+        "'X-Auth-Token: user:project' (tests only; Nova removed noauth2 in 32.0.0).",
     ),
     cfg.IntOpt(
         "max_limit",

@@ -12,13 +12,11 @@ downloads). Errors are rendered by class in :mod:`openkeel.image_api.faults`.
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import importlib
 import logging
 import pkgutil
 import uuid
-from collections.abc import Awaitable, Callable, Iterator, MutableMapping
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl
 
@@ -36,14 +34,20 @@ from openkeel.image_api.faults import (
 from openkeel.image_api.request import Endpoint, ImageRequest, Reply, RouteTable
 from openkeel.logcontext import LogContext, bound, set_current
 from openkeel.runtime.asgi import base_url, scope_headers
+from openkeel.runtime.asgi_apps import (
+    ASGIApp,
+    BodyTooLarge,
+    Message,
+    PrefixedApp,
+    Receive,
+    Scope,
+    Send,
+    Workers,
+    read_body,
+)
 
 LOG = logging.getLogger(__name__)
 
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 # (lower-cased headers, request id) -> the caller; raises domain Unauthorized. May block.
 Identify = Callable[[dict[str, str], str], Caller]
 
@@ -60,26 +64,21 @@ def build_routes() -> RouteTable:
     return table
 
 
-class ImageApiApp:
+class ImageApiApp(PrefixedApp):
     """Serves ``PREFIX`` and hands every other request to ``fallback``."""
+
+    prefix = PREFIX
 
     def __init__(
         self, fallback: ASGIApp, services: Any, identify: Identify, workers: int = 8
     ) -> None:
-        self.fallback = fallback
+        super().__init__(fallback, Workers(workers, "image-api"))
         self.services = services
         self.identify = identify
         self.routes = build_routes()
-        self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="image-api")
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        path: str = scope.get("path", "")
-        if scope["type"] == "lifespan":
-            await self.fallback(scope, self._watching_shutdown(receive), send)
-            return
-        if scope["type"] != "http" or not (path == PREFIX or path.startswith(PREFIX + "/")):
-            await self.fallback(scope, receive, send)
-            return
+    async def serve(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path: str = scope["path"]
         request_id = f"req-{uuid.uuid4()}"
         headers = scope_headers(scope)
         with bound(LogContext(request_id)):
@@ -96,17 +95,6 @@ class ImageApiApp:
                 return
         await self._send(send, scope, reply, request_id)
 
-    def _watching_shutdown(self, receive: Receive) -> Receive:
-        """``receive`` for the fallback's lifespan: this app's workers end at shutdown too."""
-
-        async def watched() -> Message:
-            message = await receive()
-            if message["type"] == "lifespan.shutdown":
-                self._executor.shutdown(wait=False)
-            return message
-
-        return watched
-
     async def _handle(
         self, scope: Scope, receive: Receive, headers: dict[str, str], request_id: str
     ) -> Reply:
@@ -114,7 +102,7 @@ class ImageApiApp:
         ep, params = self.routes.match(method, scope["path"][len(PREFIX) :] or "/")
         caller = Caller(None)
         if not ep.anonymous:
-            caller = await self._in_worker(self.identify, headers, request_id)
+            caller = await self.workers.run(self.identify, headers, request_id)
             set_current(LogContext(request_id, None, caller.project_id))
         req = ImageRequest(
             method=method,
@@ -129,11 +117,7 @@ class ImageApiApp:
             req.chunks = _chunks(receive, asyncio.get_running_loop())
         else:
             req.body = await _read_body(receive)
-        return await self._in_worker(_call, ep, req)
-
-    async def _in_worker(self, func: Callable[..., T], *args: Any) -> T:
-        run = contextvars.copy_context().run
-        return await asyncio.get_running_loop().run_in_executor(self._executor, run, func, *args)
+        return await self.workers.run(_call, ep, req)
 
     async def _send(self, send: Send, scope: Scope, reply: Reply, request_id: str) -> None:
         extra = [(k.lower().encode(), v.encode()) for k, v in reply.headers]
@@ -150,7 +134,7 @@ class ImageApiApp:
         chunks = iter(reply.stream)
         try:
             while scope["method"] != "HEAD":
-                chunk = await self._in_worker(next, chunks, None)
+                chunk = await self.workers.run(next, chunks, None)
                 if chunk is None:
                     break
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
@@ -203,14 +187,7 @@ async def _start(
 
 
 async def _read_body(receive: Receive, limit: int = 1024 * 1024) -> bytes:
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > limit:
-            raise RequestEntityTooLarge("The request body is too large.")
-        chunks.append(chunk)
-        if not message.get("more_body"):
-            return b"".join(chunks)
+    try:
+        return await read_body(receive, limit)
+    except BodyTooLarge as exc:
+        raise RequestEntityTooLarge("The request body is too large.") from exc

@@ -7,7 +7,6 @@ another method answers 405 with ``Allow``, as Glance's router does.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,6 +15,7 @@ import orjson
 
 from openkeel.clients.image import Caller
 from openkeel.image_api.faults import BadRequest, MethodNotAllowed, NotFound
+from openkeel.runtime.asgi_apps import PathTable
 
 
 @dataclass
@@ -74,38 +74,14 @@ class Endpoint:
     streams_body: bool = False
 
 
-@dataclass
-class _Path:
-    pattern: re.Pattern[str]
-    methods: dict[str, Endpoint] = field(default_factory=dict)
-
-
-class RouteTable:
-    """Path templates (``/v2/images/{image_id}``) -> endpoints by method."""
+class RouteTable(PathTable[Endpoint]):
+    """Path templates (``/v2/images/{image_id}``) -> endpoints by method (404 unknown path,
+    405 with ``Allow`` for an unknown method)."""
 
     def __init__(self) -> None:
-        self._paths: dict[str, _Path] = {}
-
-    def add(self, method: str, template: str, ep: Endpoint) -> None:
-        """Serve ``method`` on ``template``."""
-        if template not in self._paths:
-            regex = re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", template.rstrip("/") or "/")
-            self._paths[template] = _Path(re.compile(f"^{regex}/?$"))
-        self._paths[template].methods[method] = ep
-
-    def match(self, method: str, path: str) -> tuple[Endpoint, dict[str, str]]:
-        """The endpoint and path parameters (404 unknown path, 405 unknown method)."""
-        for route in self._paths.values():
-            found = route.pattern.match(path)
-            if found is None:
-                continue
-            ep = route.methods.get(method)
-            if ep is None and method == "HEAD":
-                ep = route.methods.get("GET")
-            if ep is None:
-                allow = ", ".join(sorted(route.methods))
-                raise MethodNotAllowed(
-                    "The method is not allowed for this resource.", (("Allow", allow),)
-                )
-            return ep, found.groupdict()
-        raise NotFound("The resource could not be found.")
+        super().__init__(
+            lambda: NotFound("The resource could not be found."),
+            lambda allow: MethodNotAllowed(
+                "The method is not allowed for this resource.", (("Allow", allow),)
+            ),
+        )

@@ -24,7 +24,7 @@ def _load(root: Path, *files: str) -> object:
 
 def test_defaults_stand_unless_a_config_file_sets_them(tmp_path: Path) -> None:
     conf = _load(tmp_path)
-    assert conf.api.auth_strategy == "noauth2"  # type: ignore[attr-defined]
+    assert conf.api.auth_strategy == "embedded"  # type: ignore[attr-defined]
     assert conf.allow_resize_to_same_host is True  # type: ignore[attr-defined]
     assert conf.log_file == str(tmp_path / "openkeel.log")  # type: ignore[attr-defined]
     settings = tmp_path / "mine.conf"

@@ -1,0 +1,1 @@
+"""The identity API's resources; each module's ``register`` adds its routes."""

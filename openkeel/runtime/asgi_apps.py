@@ -1,0 +1,157 @@
+"""What the small HTTP roles in front of the compute API share (the image and identity APIs):
+a path table, a worker pool that ends with the server's lifespan, a bounded body reader.
+
+Each role turns :class:`NoRoute`, :class:`NoMethod` and :class:`BodyTooLarge` into its own
+service's error format.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import re
+from collections.abc import Awaitable, Callable, MutableMapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+T = TypeVar("T")
+E = TypeVar("E")
+
+
+class NoRoute(LookupError):
+    """No path template matches."""
+
+
+class NoMethod(LookupError):
+    """The path exists under other methods (``allow``)."""
+
+    def __init__(self, allow: str) -> None:
+        super().__init__(allow)
+        self.allow = allow
+
+
+class BodyTooLarge(ValueError):
+    """The request body exceeds the reader's limit."""
+
+
+@dataclass
+class _Path(Generic[E]):
+    pattern: re.Pattern[str]
+    methods: dict[str, E] = field(default_factory=dict)
+
+
+class PathTable(Generic[E]):
+    """Path templates (``/v2/images/{image_id}``) -> endpoints by method; HEAD falls back to
+    GET. ``match`` raises the service's own errors: ``not_found()`` for an unknown path,
+    ``not_allowed(allow)`` for a known path under another method."""
+
+    def __init__(
+        self,
+        not_found: Callable[[], Exception],
+        not_allowed: Callable[[str], Exception],
+    ) -> None:
+        self._paths: dict[str, _Path[E]] = {}
+        self._not_found = not_found
+        self._not_allowed = not_allowed
+
+    def add(self, method: str, template: str, ep: E) -> None:
+        if template not in self._paths:
+            regex = re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", template.rstrip("/") or "/")
+            self._paths[template] = _Path(re.compile(f"^{regex}/?$"))
+        self._paths[template].methods[method] = ep
+
+    def find(self, method: str, path: str) -> tuple[E, dict[str, str]]:
+        """The endpoint and path parameters (NoRoute, NoMethod)."""
+        for route in self._paths.values():
+            found = route.pattern.match(path)
+            if found is None:
+                continue
+            ep = route.methods.get(method)
+            if ep is None and method == "HEAD":
+                ep = route.methods.get("GET")
+            if ep is None:
+                raise NoMethod(", ".join(sorted(route.methods)))
+            return ep, found.groupdict()
+        raise NoRoute(path)
+
+    def match(self, method: str, path: str) -> tuple[E, dict[str, str]]:
+        """As :meth:`find`, with the service's errors."""
+        try:
+            return self.find(method, path)
+        except NoMethod as exc:
+            raise self._not_allowed(exc.allow) from exc
+        except NoRoute as exc:
+            raise self._not_found() from exc
+
+
+class Workers:
+    """The threads an app runs its blocking handlers on; they end at lifespan shutdown."""
+
+    def __init__(self, workers: int, name: str) -> None:
+        self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix=name)
+
+    async def run(self, func: Callable[..., T], *args: Any) -> T:
+        """``func(*args)`` on a worker, in the caller's context (log context included)."""
+        run = contextvars.copy_context().run
+        return await asyncio.get_running_loop().run_in_executor(self._executor, run, func, *args)
+
+    def watching_shutdown(self, receive: Receive) -> Receive:
+        """``receive`` for the wrapped app's lifespan: these workers end at shutdown too."""
+
+        async def watched() -> Message:
+            message = await receive()
+            if message["type"] == "lifespan.shutdown":
+                self._executor.shutdown(wait=False)
+            return message
+
+        return watched
+
+    @property
+    def threads(self) -> tuple[Any, ...]:
+        return tuple(getattr(self._executor, "_threads", ()))
+
+
+async def read_body(receive: Receive, limit: int) -> bytes:
+    """The whole request body (BodyTooLarge past ``limit`` bytes)."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise BodyTooLarge(f"more than {limit} bytes")
+        chunks.append(chunk)
+        if not message.get("more_body"):
+            return b"".join(chunks)
+
+
+class PrefixedApp:
+    """An app that serves the paths under ``prefix`` (:meth:`serve`) and hands every other
+    request, and the lifespan, to ``fallback``; its workers end with the lifespan."""
+
+    prefix = ""
+
+    def __init__(self, fallback: ASGIApp, workers: Workers) -> None:
+        self.fallback = fallback
+        self.workers = workers
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path: str = scope.get("path", "")
+        if scope["type"] == "lifespan":
+            await self.fallback(scope, self.workers.watching_shutdown(receive), send)
+        elif scope["type"] == "http" and (
+            path == self.prefix or path.startswith(self.prefix + "/")
+        ):
+            await self.serve(scope, receive, send)
+        else:
+            await self.fallback(scope, receive, send)
+
+    async def serve(self, scope: Scope, receive: Receive, send: Send) -> None:
+        raise NotImplementedError
