@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -26,6 +27,44 @@ class RunningCloud:
     @property
     def clouds_yaml(self) -> Path:
         return self.data_dir / "clouds.yaml"
+
+    @property
+    def root(self) -> str:
+        """``http://host:port``: the identity service is at ``root + "/identity"``."""
+        return self.url.removesuffix("/v2.1")
+
+    @property
+    def admin_password(self) -> str:
+        """What the all-in-one printed (and keeps in its data directory)."""
+        return (self.data_dir / "admin-password").read_text().strip()
+
+    def token(
+        self, user: str = "admin", password: str | None = None, project: str = "admin"
+    ) -> str:
+        """A token from the embedded identity service, as any Keystone client logs in."""
+        body = {
+            "auth": {
+                "identity": {
+                    "methods": ["password"],
+                    "password": {
+                        "user": {
+                            "name": user,
+                            "domain": {"id": "default"},
+                            "password": password or self.admin_password,
+                        }
+                    },
+                },
+                "scope": {"project": {"name": project, "domain": {"id": "default"}}},
+            }
+        }
+        request = urllib.request.Request(
+            f"{self.root}/identity/v3/auth/tokens?nocatalog",
+            data=json.dumps(body).encode(),
+            headers={"Content-Type": "application/json"},
+            method="POST",
+        )
+        with urllib.request.urlopen(request, timeout=30) as resp:
+            return str(resp.headers["X-Subject-Token"])
 
 
 def _free_port() -> int:

@@ -64,11 +64,13 @@ def test_cli_image_lifecycle_and_boot(cloud: RunningCloud, image_file: Path) -> 
 
 
 def test_cli_sharing(cloud: RunningCloud) -> None:
+    # The CLI names the project: the identity service resolves it to its id.
+    demo = osc(cloud, "project", "create", "--or-show", "image-demo")["id"]
     osc(cloud, "image", "create", "--shared", "e2e-shared", "--no-output")
-    osc(cloud, "image", "add", "project", "e2e-shared", "demo", "--no-output")
+    osc(cloud, "image", "add", "project", "e2e-shared", "image-demo", "--no-output")
     members = osc(cloud, "image", "member", "list", "e2e-shared")
-    assert [(m["Member ID"], m["Status"]) for m in members] == [("demo", "pending")]
-    osc(cloud, "image", "remove", "project", "e2e-shared", "demo", "--no-output")
+    assert [(m["Member ID"], m["Status"]) for m in members] == [(demo, "pending")]
+    osc(cloud, "image", "remove", "project", "e2e-shared", "image-demo", "--no-output")
     osc(cloud, "image", "delete", "e2e-shared", "--no-output")
 
 
