@@ -6,7 +6,7 @@
 # - real Nova: used as is if it answers on $REAL_NOVA_URL (default 127.0.0.1:18774); otherwise
 #   started with ../shared/tools/real-nova/setup.sh (~4 min) and stopped again at the end
 #   (KEEP_NOVA=1 leaves it running for the next run).
-# - OpenKeel: `openkeel all-in-one` on a free port in a temporary data dir (SQLite, noauth),
+# - OpenKeel: `openkeel all-in-one` on a free port in a temporary data dir (SQLite, noauth2 as real Nova here),
 #   with Nova's benchmark quota config ([quota] key_pairs = -1); stopped at the end.
 # - PROFILE=1 attaches py-spy ($PY_SPY, default `py-spy` on PATH) to the OpenKeel server for
 #   the whole run (--nonblocking, collapsed stacks to $PROFILE_OUT, default
@@ -58,7 +58,7 @@ fi
 
 PORT=$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 OK_URL=http://127.0.0.1:$PORT/v2.1
-printf '[quota]\nkey_pairs = -1\n' >"$WORK/bench.conf"
+printf '[api]\nauth_strategy = noauth2\n[quota]\nkey_pairs = -1\n' >"$WORK/bench.conf"
 if command -v openkeel >/dev/null 2>&1; then
   OK_CMD=(openkeel)
 else

@@ -7,7 +7,7 @@
 #   started with ../shared/tools/real-nova/setup.sh (~4 min) and stopped again at the end
 #   (KEEP_NOVA=1 leaves it running for the next run). Its image id comes from
 #   $REAL_NOVA_BASE/env.sh (REAL_NOVA_IMAGE_ID).
-# - OpenKeel: `openkeel all-in-one` on a free port in a temporary data dir (SQLite, noauth,
+# - OpenKeel: `openkeel all-in-one` on a free port in a temporary data dir (SQLite, noauth2 as real Nova here,
 #   simulated compute host), with Nova's reference quota config (instances, cores, ram
 #   unlimited); stopped at the end.
 # - PROFILE=1 attaches py-spy ($PY_SPY, default `py-spy` on PATH) to the OpenKeel server for
@@ -62,7 +62,7 @@ fi
 
 PORT=$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 OK_URL=http://127.0.0.1:$PORT/v2.1
-printf '[quota]\ninstances = -1\ncores = -1\nram = -1\nkey_pairs = -1\n' >"$WORK/bench.conf"
+printf '[api]\nauth_strategy = noauth2\n[quota]\ninstances = -1\ncores = -1\nram = -1\nkey_pairs = -1\n' >"$WORK/bench.conf"
 if command -v openkeel >/dev/null 2>&1; then
   OK_CMD=(openkeel)
 else

@@ -40,7 +40,11 @@ IMAGE = "cirros-0.6.3-x86_64-disk"
 ROOT = Path(__file__).resolve().parents[2]
 DEADLINE = 30.0
 # sync_power_state_interval = 1: a guest that powers off by itself shows within seconds.
+# noauth2: the test reads and writes as admin:admin in a namespace named after that project
+# (the embedded identity service is tested by tests/e2e/test_python_clients.py and others).
 CONF = """\
+[api]
+auth_strategy = noauth2
 [DEFAULT]
 sync_power_state_interval = 1
 running_deleted_instance_poll_interval = 1

@@ -41,7 +41,7 @@ def _node_without_storage(client: k.KubeClient, name: str) -> None:
 
 def _hypervisors(cloud: RunningCloud) -> dict[str, Any]:
     request = urllib.request.Request(
-        f"{cloud.url}/os-hypervisors/detail", headers={"X-Auth-Token": "notused"}
+        f"{cloud.url}/os-hypervisors/detail", headers={"X-Auth-Token": cloud.token()}
     )
     with urllib.request.urlopen(request, timeout=30) as resp:
         return {h["hypervisor_hostname"]: h for h in json.loads(resp.read())["hypervisors"]}

@@ -43,6 +43,8 @@ def test_kill_9_of_the_all_in_one_during_200_operations(tmp_path: Path) -> None:
         tmp_path / "nova.conf",
         DEFAULT=DEFAULTS,
         conductor=CONDUCTOR,
+        # The workload acts as projects by name (user:project tokens).
+        api={"auth_strategy": "noauth2"},
     )
     aio = all_in_one(tmp_path, port, conf)
     root = f"http://127.0.0.1:{port}"
