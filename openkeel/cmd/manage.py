@@ -83,6 +83,7 @@ def _add_categories(subparsers: Any) -> None:
     _add_api_db(subparsers.add_parser("api_db").add_subparsers(dest="action", required=True))
     _add_db(subparsers.add_parser("db").add_subparsers(dest="action", required=True))
     _add_cell_v2(subparsers.add_parser("cell_v2").add_subparsers(dest="action", required=True))
+    _add_identity(subparsers.add_parser("identity").add_subparsers(dest="action", required=True))
 
 
 def _action(actions: Any, name: str, handler: Handler, help_: str) -> argparse.ArgumentParser:
@@ -118,6 +119,34 @@ def _add_db(actions: Any) -> None:
         help="Only sync db in the local cell: do not attempt to fan-out to all cells",
     )
     _action(actions, "version", _db_version, "Print the current database version.")
+
+
+def _add_identity(actions: Any) -> None:
+    boot = _action(
+        actions,
+        "bootstrap",
+        _identity_bootstrap,
+        "Create the embedded identity service's default roles and its admin user and project "
+        "(keystone-manage bootstrap); an existing admin keeps their password.",
+    )
+    _option(boot, "--bootstrap-password", dest="password", required=True, help="Admin password")
+    _option(boot, "--bootstrap-username", dest="username", default="admin", help="Admin user")
+    _option(boot, "--bootstrap-project-name", dest="project", default="admin", help="Project")
+
+
+def _identity_bootstrap(conf: cfg.ConfigOpts) -> int:
+    from openkeel.db.identity_store import IdentityStore
+    from openkeel.identity_api.service import IdentityService
+
+    with _api_engine(conf) as engine:
+        service = IdentityService(IdentityStore(engine), ())
+        user = service.bootstrap(
+            _arg(conf, "password"), _arg(conf, "project"), _arg(conf, "username")
+        )
+    print(
+        f"Identity bootstrapped: user {user.name} ({user.id}), admin of project {_arg(conf, 'project')}"
+    )
+    return 0
 
 
 def _add_cell_v2(actions: Any) -> None:

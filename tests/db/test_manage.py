@@ -159,3 +159,20 @@ def test_simple_cell_setup_without_hosts_exits_1(
 def test_usage_errors_exit_2(conf: Path) -> None:
     assert manage(conf, "cell_v2", "no_such_action") == 2
     assert manage(conf, "cell_v2", "delete_cell") == 2
+
+
+def test_identity_bootstrap_makes_an_admin_who_can_log_in(conf: Path, tmp_path: Path) -> None:
+    from openkeel.db.identity_store import IdentityStore
+
+    args = ("identity", "bootstrap", "--bootstrap-password", "pw1")
+    assert manage(conf, *args) == 0
+    assert manage(conf, "identity", "bootstrap", "--bootstrap-password", "other") == 0
+    store = IdentityStore(make_engine(f"sqlite:///{tmp_path / 'nova_api.sqlite'}"))
+    admin = store.find_user("admin")
+    assert admin is not None
+    assert store.check_password(admin.id, "pw1")  # a second bootstrap keeps the password
+    assert not store.check_password(admin.id, "other")
+    project = store.find_project("admin")
+    assert project is not None and admin.default_project_id == project.id
+    assert [r.name for r in store.roles_on(admin.id, project.id)] == ["admin"]
+    assert {r.name for r in store.roles()} == {"admin", "manager", "member", "reader", "service"}
