@@ -420,6 +420,7 @@ class IdentityService:
     def create_role(self, caller: Caller, ref: Mapping[str, Any]) -> Role:
         _admin(caller, "create_role")
         if ref.get("domain_id"):
+            _known_domain(ref["domain_id"])
             raise NotImplementedFault("Domain-specific roles are not offered by this identity "
                                       "service.")  # fmt: skip
         return _stored(lambda: self.store.create_role(ref["name"], ref.get("description") or ""))
