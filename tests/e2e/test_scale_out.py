@@ -3,6 +3,7 @@ over RabbitMQ, with PostgreSQL databases and Placement over HTTP."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -24,6 +25,7 @@ from tests.e2e.conftest import _free_port
 
 __all__ = ["database_factory"]
 IMAGE = "f889e72b-5f7e-546f-a852-ffb79bfbb64f"
+ADMIN_PASSWORD = "scale-out-admin"
 
 
 def _require_rabbit() -> None:
@@ -45,8 +47,11 @@ def _nova_conf(path: Path, **sections: dict[str, str]) -> Path:
     return path
 
 
-@pytest.fixture
-def scaled_out(tmp_path: Path, database_factory: DatabaseFactory) -> Iterator[str]:
+@contextlib.contextmanager
+def _deployment(
+    tmp_path: Path, database_factory: DatabaseFactory, auth_strategy: str, apis: int = 1
+) -> Iterator[list[str]]:
+    """Scheduler, conductor, compute and ``apis`` API processes; the API URLs."""
     _require_rabbit()
     urls = {n: database_factory.url("postgresql", f"so_{n}") for n in ("api", "cell0", "cell1")}
     for name, url in urls.items():
@@ -61,41 +66,53 @@ def scaled_out(tmp_path: Path, database_factory: DatabaseFactory) -> Iterator[st
     )
     api_db.dispose()
     placement = EmbeddedPlacement(tmp_path / "placement").start()
-    port = _free_port()
-    conf = _nova_conf(
-        tmp_path / "nova.conf",
-        DEFAULT={"transport_url": transport, "host": f"so-{uuid.uuid4().hex[:6]}",
-                 "control_exchange": f"openkeel_test_{uuid.uuid4().hex[:8]}",
-                 "osapi_compute_listen_port": str(port)},
-        api={"auth_strategy": "noauth2"},
-        api_database={"connection": urls["api"]},
-        database={"connection": urls["cell1"]},
-        placement={"endpoint_override": placement.serve_http(), "auth_type": "admin_token",
-                   "token": "admin"},
-    )  # fmt: skip
-    procs = []
-    logs = []
+    ports = [_free_port() for _ in range(apis)]
+    common = {
+        "api": {"auth_strategy": auth_strategy},
+        "api_database": {"connection": urls["api"]},
+        "database": {"connection": urls["cell1"]},
+        "placement": {"endpoint_override": placement.serve_http(), "auth_type": "admin_token",
+                      "token": "admin"},
+    }  # fmt: skip
+    if auth_strategy == "embedded":  # revocations seen by every process at once
+        common["identity"] = {"token_cache_time": "0"}
+    default = {"transport_url": transport, "host": f"so-{uuid.uuid4().hex[:6]}",
+               "control_exchange": f"openkeel_test_{uuid.uuid4().hex[:8]}"}  # fmt: skip
+    confs = [
+        _nova_conf(tmp_path / f"nova-{i}.conf",
+                   DEFAULT={**default, "osapi_compute_listen_port": str(port)}, **common)
+        for i, port in enumerate(ports)
+    ]  # fmt: skip
     env = {**os.environ, "PYTHONWARNINGS": "ignore"}
-    for role in ("scheduler", "conductor", "compute", "api"):
-        log = (tmp_path / f"{role}.log").open("wb")
+    if auth_strategy == "embedded":  # keystone-manage bootstrap, once for every API process
+        subprocess.run(
+            [sys.executable, "-m", "openkeel.cmd.main", "manage", "--config-file", str(confs[0]),
+             "identity", "bootstrap", "--bootstrap-password", ADMIN_PASSWORD],
+            env=env, check=True, capture_output=True, timeout=60,
+        )  # fmt: skip
+    roles = [("scheduler", confs[0]), ("conductor", confs[0]), ("compute", confs[0])]
+    roles += [(f"api-{i}", conf) for i, conf in enumerate(confs)]
+    procs, logs = [], []
+    for name, conf in roles:
+        log = (tmp_path / f"{name}.log").open("wb")
         logs.append(log)
         procs.append(subprocess.Popen(
-            [sys.executable, "-m", "openkeel.cmd.main", role, "--config-file", str(conf)],
-            stdout=log, stderr=subprocess.STDOUT, env=env))  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
+            [sys.executable, "-m", "openkeel.cmd.main", name.split("-")[0], "--config-file",
+             str(conf)], stdout=log, stderr=subprocess.STDOUT, env=env))  # fmt: skip
+    api_urls = [f"http://127.0.0.1:{port}" for port in ports]
     try:
         deadline = time.monotonic() + 60
-        while True:
-            try:
-                urllib.request.urlopen(url + "/v2.1/", timeout=1).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline or any(p.poll() is not None for p in procs):
-                    logs = {p: (tmp_path / f"{p}.log").read_text()[-2000:]
-                            for p in ("scheduler", "conductor", "compute", "api")}  # fmt: skip
-                    raise AssertionError(f"roles did not come up: {logs}") from None
-                time.sleep(0.2)  # polling processes we started, bounded by the deadline
-        yield url
+        for url in api_urls:
+            while True:
+                try:
+                    urllib.request.urlopen(url + "/v2.1/", timeout=1).close()
+                    break
+                except OSError:
+                    if time.monotonic() > deadline or any(p.poll() is not None for p in procs):
+                        tails = {n: (tmp_path / f"{n}.log").read_text()[-2000:] for n, _ in roles}
+                        raise AssertionError(f"roles did not come up: {tails}") from None
+                    time.sleep(0.2)  # polling processes we started, bounded by the deadline
+        yield api_urls
     finally:
         for proc in procs:
             proc.terminate()
@@ -104,6 +121,12 @@ def scaled_out(tmp_path: Path, database_factory: DatabaseFactory) -> Iterator[st
         for log in logs:
             log.close()
         placement.stop()
+
+
+@pytest.fixture
+def scaled_out(tmp_path: Path, database_factory: DatabaseFactory) -> Iterator[str]:
+    with _deployment(tmp_path, database_factory, "noauth2") as urls:
+        yield urls[0]
 
 
 def test_boot_and_delete_across_processes(scaled_out: str) -> None:
@@ -137,3 +160,35 @@ def _boot_and_delete(api: httpx.Client) -> None:
     while api.get(f"/v2.1/servers/{server_id}").status_code != 404:
         assert time.monotonic() < deadline
         time.sleep(0.1)
+
+
+def _login(url: str) -> str:
+    body = {"auth": {"identity": {"methods": ["password"], "password": {"user": {
+        "name": "admin", "domain": {"id": "default"}, "password": ADMIN_PASSWORD}}},
+        "scope": {"project": {"name": "admin", "domain": {"id": "default"}}}}}  # fmt: skip
+    resp = httpx.post(f"{url}/identity/v3/auth/tokens", json=body, timeout=30)
+    assert resp.status_code == 201, resp.text
+    return str(resp.headers["X-Subject-Token"])
+
+
+def test_embedded_identity_shared_by_two_api_processes(
+    tmp_path: Path, database_factory: DatabaseFactory
+) -> None:
+    """A token from one API process is good at the other (keys in the API database), and a
+    revocation made through one is seen by the other (here at once: no token cache)."""
+    with _deployment(tmp_path, database_factory, "embedded", apis=2) as (first, second):
+        token = _login(first)
+        with httpx.Client(base_url=second, headers={"X-Auth-Token": token}, timeout=30) as api:
+            _boot_and_delete(api)
+            catalog = api.get("/identity/v3/auth/catalog").json()["catalog"]
+            compute = next(s for s in catalog if s["type"] == "compute")
+            assert compute["endpoints"][0]["url"] == f"{second}/v2.1"
+        assert httpx.get(f"{second}/v2.1/servers", timeout=30).status_code == 401
+        revoked = httpx.delete(
+            f"{first}/identity/v3/auth/tokens",
+            timeout=30,
+            headers={"X-Auth-Token": token, "X-Subject-Token": token},
+        )
+        assert revoked.status_code == 204
+        after = httpx.get(f"{second}/v2.1/servers", headers={"X-Auth-Token": token}, timeout=30)
+        assert after.status_code == 401
