@@ -25,6 +25,7 @@ import sqlalchemy as sa
 from openkeel.db.engine import reader
 from openkeel.db.identity_tables import (
     SYSTEM_TARGET,
+    app_credentials_table,
     assignments_table,
     install_tables,
     keys_table,
@@ -95,6 +96,20 @@ class Role:
 
 
 @dataclass(frozen=True)
+class AppCredential:
+    """An application credential (its secret is only ever kept hashed)."""
+
+    id: str
+    name: str
+    user_id: str
+    project_id: str
+    description: str
+    expires_at: datetime.datetime | None
+    unrestricted: bool
+    role_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Assignment:
     """``user_id`` holds ``role_id`` on ``target_id`` (a project id or SYSTEM_TARGET)."""
 
@@ -153,6 +168,14 @@ def _user(row: sa.Row[Any]) -> User:
     return User(
         m["id"], m["name"], m["domain_id"], m["enabled"], m["default_project_id"],
         json.loads(m["extra"] or "{}"), m["tokens_valid_after"], bool(m["password_hash"]),
+    )  # fmt: skip
+
+
+def _app_credential(row: sa.Row[Any]) -> AppCredential:
+    m = row._mapping
+    return AppCredential(
+        m["id"], m["name"], m["user_id"], m["project_id"], m["description"], m["expires_at"],
+        m["unrestricted"], tuple(json.loads(m["roles"] or "[]")),
     )  # fmt: skip
 
 
@@ -360,6 +383,56 @@ class IdentityStore:
         with self._engine.begin() as conn:
             return bool(conn.execute(query).rowcount)
 
+    def create_app_credential(
+        self,
+        user_id: str,
+        project_id: str,
+        name: str,
+        secret: str,
+        role_ids: Iterable[str],
+        description: str = "",
+        expires_at: datetime.datetime | None = None,
+        unrestricted: bool = False,
+    ) -> AppCredential:
+        values = {
+            "id": new_id(), "name": name, "user_id": user_id, "project_id": project_id,
+            "secret_hash": hash_password(secret), "description": description,
+            "expires_at": expires_at, "unrestricted": unrestricted,
+            "roles": json.dumps(list(role_ids)),
+        }  # fmt: skip
+        self._insert(
+            app_credentials_table, values, IdentityConflict("application credential", name)
+        )
+        return self.get_app_credential(str(values["id"]))
+
+    def get_app_credential(self, credential_id: str) -> AppCredential:
+        t = app_credentials_table
+        row = self._one(t, t.c.id == credential_id)
+        if row is None:
+            raise IdentityNotFound("application credential", credential_id)
+        return _app_credential(row)
+
+    def find_app_credential(self, user_id: str, name: str) -> AppCredential | None:
+        t = app_credentials_table
+        row = self._one(t, sa.and_(t.c.user_id == user_id, t.c.name == name))
+        return None if row is None else _app_credential(row)
+
+    def app_credentials(self, user_id: str, name: str | None = None) -> list[AppCredential]:
+        t = app_credentials_table
+        clauses = _filters(t, user_id=user_id, name=name)
+        return [_app_credential(r) for r in self._many(t, clauses, t.c.name)]
+
+    def check_app_credential_secret(self, credential_id: str, secret: str) -> bool:
+        t = app_credentials_table
+        row = self._one(t, t.c.id == credential_id)
+        return row is not None and password_matches(secret, row._mapping["secret_hash"])
+
+    def delete_app_credential(self, credential_id: str) -> None:
+        t = app_credentials_table
+        with self._engine.begin() as conn:
+            if not conn.execute(t.delete().where(t.c.id == credential_id)).rowcount:
+                raise IdentityNotFound("application credential", credential_id)
+
     # -- token keys and revocations -------------------------------------------------------
 
     def token_keys(self) -> list[str]:
@@ -419,6 +492,10 @@ class IdentityStore:
             if not conn.execute(table.delete().where(table.c.id == ident)).rowcount:
                 raise IdentityNotFound(kind, ident)
             conn.execute(assignments_table.delete().where(assigned == ident))
+            if kind in ("user", "project"):  # its application credentials go too
+                creds = app_credentials_table
+                column = creds.c.user_id if kind == "user" else creds.c.project_id
+                conn.execute(creds.delete().where(column == ident))
 
 
 def _filters(table: sa.Table, **wanted: Any) -> list[Any]:
@@ -429,6 +506,7 @@ __all__ = [
     "DEFAULT_DOMAIN_ID",
     "DEFAULT_DOMAIN_NAME",
     "SYSTEM_TARGET",
+    "AppCredential",
     "Assignment",
     "IdentityConflict",
     "IdentityError",

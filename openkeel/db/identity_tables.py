@@ -72,6 +72,24 @@ revocations_table = sa.Table(
     sa.Column("expires_at", sa.DateTime, nullable=False),
 )
 
+# Application credentials: a user's delegation of (some of) their roles on one project, used
+# with a secret instead of the user's password (Cluster API, Terraform).
+app_credentials_table = sa.Table(
+    "openkeel_identity_app_credentials",
+    metadata,
+    sa.Column("id", sa.String(64), primary_key=True),
+    sa.Column("name", sa.String(255), nullable=False),
+    sa.Column("user_id", sa.String(64), nullable=False, index=True),
+    sa.Column("project_id", sa.String(64), nullable=False),
+    sa.Column("secret_hash", sa.String(255), nullable=False),
+    sa.Column("description", sa.Text, nullable=False, default=""),
+    sa.Column("expires_at", sa.DateTime),
+    sa.Column("unrestricted", sa.Boolean, nullable=False, default=False),
+    # Role ids, as JSON text.
+    sa.Column("roles", sa.Text, nullable=False, default="[]"),
+    sa.UniqueConstraint("user_id", "name", name="uniq_identity_app_credential_name"),
+)
+
 SYSTEM_TARGET = "system:all"
 
 

@@ -22,7 +22,7 @@ from openkeel.identity_api.faults import (
     Unauthorized,
 )
 from openkeel.identity_api.request import PREFIX, IdentityRequest, Reply
-from openkeel.identity_api.resources import admin, auth, discovery
+from openkeel.identity_api.resources import admin, app_credentials, auth, discovery
 from openkeel.identity_api.routing import RouteTable
 from openkeel.identity_api.service import Caller, IdentityService
 from openkeel.logcontext import LogContext, bound, set_current
@@ -46,7 +46,7 @@ BODY_LIMIT = 1024 * 1024
 
 def build_routes() -> RouteTable:
     table = RouteTable()
-    for module in (discovery, auth, admin):
+    for module in (discovery, auth, admin, app_credentials):
         module.register(table)
     return table
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime
 import logging
+import secrets
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from openkeel.db.identity_store import (
     DEFAULT_DOMAIN_ID,
     DEFAULT_DOMAIN_NAME,
     SYSTEM_TARGET,
+    AppCredential,
     Assignment,
     IdentityConflict,
     IdentityNotFound,
@@ -62,6 +64,7 @@ class Caller:
     user: User
     project: Project | None
     roles: tuple[Role, ...]
+    app_credential: AppCredential | None = None
 
     @property
     def is_admin(self) -> bool:
@@ -89,6 +92,7 @@ __all__ = [
     "DEFAULT_DOMAIN_ID",
     "DEFAULT_DOMAIN_NAME",
     "SYSTEM_TARGET",
+    "AppCredential",
     "Caller",
     "IdentityService",
 ]
@@ -135,7 +139,15 @@ class IdentityService:
             raise BadRequest("Invalid input for field 'identity/methods': [] is too short")
         expires_at: datetime.datetime | None = None
         audit_chain: tuple[str, ...] = ()
-        if "password" in methods:
+        credential: AppCredential | None = None
+        if "application_credential" in methods:
+            if auth.get("scope") is not None:
+                raise Unauthorized("Application credentials cannot request a scope.")
+            credential = self._credential(identity.get("application_credential"))
+            user = self.store.get_user(credential.user_id)
+            expires_at = _earliest(credential.expires_at, self._clock() + datetime.timedelta(
+                seconds=self.expiration))  # fmt: skip
+        elif "password" in methods:
             user = self._password_user(identity.get("password"))
         elif "token" in methods:
             ref = identity.get("token") or {}
@@ -148,13 +160,17 @@ class IdentityService:
             raise Unauthorized("Attempted to authenticate with an unsupported method.")
         if not user.enabled:
             raise Unauthorized(AUTH_REQUIRED)
-        project_id, system = self._scope(user, auth.get("scope"))
+        project_id: str | None = None
+        if credential is not None:
+            project_id, system = credential.project_id, False
+        else:
+            project_id, system = self._scope(user, auth.get("scope"))
         issued = self._clock()
         if expires_at is None:
             expires_at = issued + datetime.timedelta(seconds=self.expiration)
         payload = TokenPayload(
             user.id, methods, project_id, system, issued, expires_at,
-            (new_audit_id(), *audit_chain),
+            (new_audit_id(), *audit_chain), credential.id if credential else None,
         )  # fmt: skip
         token = self._codec.seal(payload)
         caller = self._caller(token, payload)
@@ -185,6 +201,50 @@ class IdentityService:
             LOG.info("password authentication failed for user %s", user.id)
             raise Unauthorized(AUTH_REQUIRED)
         return user
+
+    def _credential(self, method: Mapping[str, Any] | None) -> AppCredential:
+        """The application credential an ``application_credential`` method names, if its
+        secret is right and it has not expired (401 otherwise)."""
+        ref = method or {}
+        secret = ref.get("secret")
+        if not isinstance(secret, str):
+            raise BadRequest("Invalid input for field 'identity/application_credential': "
+                             "'secret' is a required property")  # fmt: skip
+        found: AppCredential | None = None
+        if "id" in ref:
+            try:
+                found = self.store.get_app_credential(str(ref["id"]))
+            except IdentityNotFound:
+                found = None
+        elif "name" in ref:
+            owner = ref.get("user") or {}
+            user = None
+            if "id" in owner:
+                user = (
+                    self.store.get_user(str(owner["id"]))
+                    if self._user_exists(owner["id"])
+                    else None
+                )
+            elif "name" in owner:
+                user = self.store.find_user(str(owner["name"]), domain_of(owner.get("domain")))
+            found = (
+                None if user is None else self.store.find_app_credential(user.id, str(ref["name"]))
+            )
+        else:
+            raise BadRequest("Invalid input for field 'identity/application_credential': "
+                             "either 'id' or 'name' is required")  # fmt: skip
+        if found is None or not self.store.check_app_credential_secret(found.id, secret):
+            raise Unauthorized(AUTH_REQUIRED)
+        if found.expires_at is not None and found.expires_at <= self._clock():
+            raise Unauthorized(AUTH_REQUIRED)
+        return found
+
+    def _user_exists(self, user_id: object) -> bool:
+        try:
+            self.store.get_user(str(user_id))
+        except IdentityNotFound:
+            return False
+        return True
 
     def _scope(self, user: User, scope: Any) -> tuple[str | None, bool]:
         """(project id, system) the token is for; unscoped requests get the default project
@@ -278,7 +338,20 @@ class IdentityService:
             return Caller(token, payload, user, None, ())
         if not granted:
             return None
-        return Caller(token, payload, user, project, self.effective(granted))
+        roles = self.effective(granted)
+        credential = None
+        if payload.app_credential_id is not None:
+            try:
+                credential = self.store.get_app_credential(payload.app_credential_id)
+            except IdentityNotFound:
+                return None
+            if credential.expires_at is not None and credential.expires_at <= self._clock():
+                return None
+            # Only the roles it was given, and only while the user still has them.
+            roles = tuple(r for r in roles if r.id in credential.role_ids)
+            if not roles:
+                return None
+        return Caller(token, payload, user, project, roles, credential)
 
     def effective(self, granted: Iterable[Role]) -> tuple[Role, ...]:
         """``granted`` plus the roles they imply (by name), sorted by name."""
@@ -495,6 +568,76 @@ class IdentityService:
             found = sorted(set(expanded), key=lambda a: (a.user_id, a.target_id, a.role_id))
         return [a for a in found if role_id is None or a.role_id == role_id]
 
+    # -- application credentials ------------------------------------------------------------
+
+    def create_app_credential(
+        self, caller: Caller, user_id: str, ref: Mapping[str, Any]
+    ) -> tuple[AppCredential, str]:
+        """A new credential of the caller for the caller's project; its secret (given or
+        made), shown only now."""
+        if caller.user.id != user_id:
+            raise forbidden("create_application_credential")
+        if caller.app_credential is not None and not caller.app_credential.unrestricted:
+            raise forbidden("create_application_credential")
+        if caller.project is None:
+            raise BadRequest("Application credentials are created with a project-scoped token.")
+        held = {r.id: r for r in caller.roles}
+        names = {r.name: r for r in caller.roles}
+        wanted: list[Role] = []
+        for item in ref.get("roles") or ():
+            role = held.get(str(item.get("id"))) or names.get(str(item.get("name")))
+            if role is None:
+                raise forbidden("create_application_credential")
+            wanted.append(role)
+        expires = ref.get("expires_at")
+        expires_at = None
+        if expires:
+            try:
+                expires_at = datetime.datetime.fromisoformat(str(expires).replace("Z", "+00:00"))
+            except ValueError as exc:
+                raise BadRequest(f"Invalid input for field 'expires_at': {expires!r}") from exc
+            if expires_at.tzinfo is not None:
+                expires_at = expires_at.astimezone(datetime.UTC).replace(tzinfo=None)
+            if expires_at <= self._clock():
+                raise BadRequest(
+                    "The expiration date of the application credential is in the past."
+                )
+        secret = ref.get("secret") or secrets.token_urlsafe(48)
+        credential = _stored(
+            lambda: self.store.create_app_credential(
+                user_id, caller.project.id if caller.project else "", ref["name"], secret,
+                [r.id for r in (wanted or caller.roles)], ref.get("description") or "",
+                expires_at, bool(ref.get("unrestricted", False)),
+            )
+        )  # fmt: skip
+        return credential, secret
+
+    def app_credentials(
+        self, caller: Caller, user_id: str, name: str | None
+    ) -> list[AppCredential]:
+        if not (caller.is_admin or caller.user.id == user_id):
+            raise forbidden("list_application_credentials")
+        return self.store.app_credentials(user_id, name)
+
+    def get_app_credential(self, caller: Caller, user_id: str, credential_id: str) -> AppCredential:
+        if not (caller.is_admin or caller.user.id == user_id):
+            raise forbidden("get_application_credential")
+        credential = _stored(lambda: self.store.get_app_credential(credential_id))
+        if credential.user_id != user_id:
+            raise NotFound(f"Could not find application credential: {credential_id}.")
+        return credential
+
+    def delete_app_credential(self, caller: Caller, user_id: str, credential_id: str) -> None:
+        credential = self.get_app_credential(caller, user_id, credential_id)
+        if caller.app_credential is not None and not caller.app_credential.unrestricted:
+            raise forbidden("delete_application_credential")
+        self.store.delete_app_credential(credential.id)
+        self._changed()
+
+    def role_names(self, role_ids: Iterable[str]) -> list[Role]:
+        roles = {r.id: r for r in self.store.roles()}
+        return [roles[i] for i in role_ids if i in roles]
+
     def names(self) -> dict[str, str]:
         """Every project, user and role id with its name (``include_names``)."""
         found = {p.id: p.name for p in self.store.projects()}
@@ -527,6 +670,10 @@ class IdentityService:
         self.store.grant(admin.id, admin_project.id, roles[ADMIN_ROLE].id)
         self.store.grant(admin.id, SYSTEM_TARGET, roles[ADMIN_ROLE].id)
         return admin
+
+
+def _earliest(first: datetime.datetime | None, second: datetime.datetime) -> datetime.datetime:
+    return second if first is None else min(first, second)
 
 
 def _admin(caller: Caller, action: str) -> None:

@@ -31,6 +31,8 @@ class TokenPayload:
     expires_at: datetime.datetime  # naive UTC
     # This token's audit id first, then the one of the token it was rescoped from.
     audit_ids: tuple[str, ...]
+    # The application credential it was issued for, if any (its roles bound the token's).
+    app_credential_id: str | None = None
 
 
 def new_audit_id() -> str:
@@ -68,6 +70,8 @@ class TokenCodec:
             "e": _stamp(payload.expires_at),
             "a": list(payload.audit_ids),
         }
+        if payload.app_credential_id:
+            data["ac"] = payload.app_credential_id
         return self._current().encrypt(orjson.dumps(data)).decode()
 
     def open(self, token: str) -> TokenPayload | None:
@@ -92,4 +96,5 @@ class TokenCodec:
             issued_at=_moment(data["i"]),
             expires_at=_moment(data["e"]),
             audit_ids=tuple(data["a"]),
+            app_credential_id=data.get("ac"),
         )

@@ -70,6 +70,19 @@ def test_a_user_of_a_new_project_works_in_it(cloud: RunningCloud, tmp_path: Path
     assert isinstance(refused, AssertionError) and "identity:list_users" in str(refused)
     refused = osc_as(cloud, "alice", "alice-pw", "team", "hypervisor", "list")
     assert isinstance(refused, AssertionError) and "403" in str(refused)
+    # An application credential (Cluster API's and Terraform's way in) works where she does.
+    cred = osc_as(cloud, "alice", "alice-pw", "team", "application", "credential", "create",
+                  "capo")  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OS_")}
+    env.update(
+        OS_AUTH_URL=f"{cloud.root}/identity", OS_AUTH_TYPE="v3applicationcredential",
+        OS_APPLICATION_CREDENTIAL_ID=cred["ID"], OS_APPLICATION_CREDENTIAL_SECRET=cred["Secret"],
+        OS_IDENTITY_API_VERSION="3", PYTHONWARNINGS="ignore",
+    )  # fmt: skip
+    done = subprocess.run([OPENSTACK, "server", "list", "-f", "json"], env=env,
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert [s["Name"] for s in json.loads(done.stdout)] == ["alice-vm"]
     # Without a role on the project, no token for it.
     osc(cloud, "role", "remove", "--project", "team", "--user", "alice", "member", "--no-output")
     locked_out = osc_as(cloud, "alice", "alice-pw", "team", "server", "list")

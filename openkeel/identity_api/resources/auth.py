@@ -45,6 +45,22 @@ AUTH_SCHEMA: dict[str, Any] = {
                             "required": ["id"],
                             "properties": {"id": {"type": "string"}},
                         },
+                        "application_credential": {
+                            "type": "object",
+                            "properties": {
+                                "id": {"type": "string"},
+                                "name": {"type": "string"},
+                                "secret": {"type": "string"},
+                                "user": {
+                                    "type": "object",
+                                    "properties": {
+                                        "id": {"type": "string"},
+                                        "name": {"type": "string"},
+                                        "domain": _REF,
+                                    },
+                                },
+                            },
+                        },
                     },
                 },
                 "scope": {
@@ -101,6 +117,12 @@ def token_document(req: IdentityRequest, caller: Caller) -> dict[str, Any]:
         token["is_domain"] = False
     elif payload.system:
         token["system"] = {"all": True}
+    if caller.app_credential is not None:
+        token["application_credential"] = {
+            "id": caller.app_credential.id,
+            "name": caller.app_credential.name,
+            "restricted": not caller.app_credential.unrestricted,
+        }
     if caller.project is not None or payload.system:
         token["roles"] = [{"id": r.id, "name": r.name} for r in caller.roles]
         if not req.has("nocatalog"):
