@@ -53,8 +53,6 @@ ROUTES: tuple[tuple[str, str, str, str], ...] = (
     ("GET", "/os-security-groups/{id}", "2.1", "2.35"),
     ("PUT", "/os-security-groups/{id}", "2.1", "2.35"),
     ("DELETE", "/os-security-groups/{id}", "2.1", "2.35"),
-    # server_external_events
-    ("POST", "/os-server-external-events", "2.1", "2.104"),
     # simple_tenant_usage
     # snapshots
     ("GET", "/os-snapshots", "2.1", "2.35"),
@@ -78,8 +76,6 @@ ROUTES: tuple[tuple[str, str, str, str], ...] = (
     ("GET", "/os-volumes_boot/{id}", "2.1", "2.102"),
     ("PUT", "/os-volumes_boot/{id}", "2.1", "2.102"),
     ("DELETE", "/os-volumes_boot/{id}", "2.1", "2.102"),
-    # server_diagnostics
-    ("GET", "/servers/{server_id}/diagnostics", "2.1", "2.104"),
     # attach_interfaces
     ("GET", "/servers/{server_id}/os-interface", "2.1", "2.104"),
     ("POST", "/servers/{server_id}/os-interface", "2.1", "2.104"),

@@ -8,12 +8,14 @@ truth for everything else.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import ClassVar
+from typing import Any, ClassVar
 
+from openkeel.compute import external_events
 from openkeel.compute.host import ComputeHost
 from openkeel.compute.operations import (
     console,
     delete,
+    diagnostics,
     power,
     rebuild,
     resize_verify,
@@ -125,3 +127,19 @@ class ComputeEndpoint:
 
     def get_console_output(self, context: CallContext, msg: m.GetConsoleOutput) -> str:
         return console.console_output(self._host, msg.instance_uuid, msg.tail_length)
+
+    def get_diagnostics(self, context: CallContext, msg: m.GetDiagnostics) -> dict[str, Any]:
+        return diagnostics.diagnostics(self._host, msg.instance_uuid)
+
+    def get_instance_diagnostics(
+        self, context: CallContext, msg: m.GetInstanceDiagnostics
+    ) -> dict[str, Any]:
+        return diagnostics.instance_diagnostics(self._host, msg.instance_uuid)
+
+    # --- the host and events from other services --------------------------------------------
+
+    def get_host_uptime(self, context: CallContext, msg: m.GetHostUptime) -> str:
+        return diagnostics.host_uptime(self._host)
+
+    def external_instance_event(self, context: CallContext, msg: m.ExternalInstanceEvent) -> None:
+        external_events.handle(self._host, msg.typed_events())

@@ -35,6 +35,7 @@ from openkeel.virt.model import (
     InstanceRef,
     InstanceSpec,
     InventoryPolicy,
+    JsonValue,
     LifecycleEvent,
     LiveMigrationProgress,
     MigrationRef,
@@ -76,6 +77,8 @@ OPTIONAL_OPERATIONS: frozenset[str] = frozenset(
         "get_vnc_console",
         "get_serial_console",
         "get_diagnostics",
+        "get_instance_diagnostics",
+        "get_host_uptime",
         "set_admin_password",
         "trigger_crash_dump",
     }
@@ -374,9 +377,20 @@ class ComputeDriver(abc.ABC):
         """Where the serial console proxy connects to for this guest."""
         raise self._not_supported("get_serial_console")
 
-    def get_diagnostics(self, instance: InstanceRef) -> Diagnostics:
-        """Standardised diagnostics of the guest."""
+    def get_diagnostics(self, instance: InstanceRef) -> dict[str, JsonValue]:
+        """Driver-specific diagnostics of the guest (the API's answer before 2.48): a flat
+        mapping of counter names to values, whatever this hypervisor reports."""
         raise self._not_supported("get_diagnostics")
+
+    def get_instance_diagnostics(self, instance: InstanceRef) -> Diagnostics:
+        """Standardised diagnostics of the guest (the API's answer from 2.48)."""
+        raise self._not_supported("get_instance_diagnostics")
+
+    # --- host --------------------------------------------------------------------------------
+
+    def get_host_uptime(self) -> str:
+        """The host's uptime as the ``uptime`` command prints it (Nova's get_host_uptime)."""
+        raise self._not_supported("get_host_uptime")
 
     # --- events ------------------------------------------------------------------------------
 

@@ -324,12 +324,37 @@ def test_volume_and_interface_hotplug_are_idempotent(
 
 
 def test_consoles_and_diagnostics(driver: ComputeDriver, running: InstanceSpec) -> None:
-    needs(driver, "get_console_output", "get_vnc_console", "get_serial_console", "get_diagnostics")
+    needs(driver, "get_console_output", "get_vnc_console", "get_serial_console")
     assert isinstance(driver.get_console_output(running.ref), str)
     assert driver.get_vnc_console(running.ref).port > 0
     assert driver.get_serial_console(running.ref).port > 0
-    diag = driver.get_diagnostics(running.ref)
+
+
+def test_diagnostics_of_a_running_guest(driver: ComputeDriver, running: InstanceSpec) -> None:
+    needs(driver, "get_diagnostics", "get_instance_diagnostics")
+    legacy = driver.get_diagnostics(running.ref)
+    assert legacy and all(isinstance(key, str) for key in legacy)
+    diag = driver.get_instance_diagnostics(running.ref)
     assert (diag.state, diag.num_cpus, diag.memory_mb) == ("running", 1, 512)
+    # Nova's API schema names only Nova's drivers.
+    assert diag.driver in ("ironic", "libvirt", "vmwareapi", "xenapi")
+    assert diag.uptime is not None and diag.uptime >= 0
+    assert len(diag.cpu_details) == diag.num_cpus
+    assert [n.mac_address for n in diag.nic_details] == [PORT.mac_address]
+    assert len(diag.disk_details) == diag.num_disks >= 1
+
+
+def test_diagnostics_of_a_stopped_guest(driver: ComputeDriver, running: InstanceSpec) -> None:
+    needs(driver, "get_instance_diagnostics", "power_off")
+    driver.power_off(running.ref)
+    diag = driver.get_instance_diagnostics(running.ref)
+    assert (diag.state, diag.uptime) == ("shutdown", None)
+
+
+def test_host_uptime(driver: ComputeDriver) -> None:
+    needs(driver, "get_host_uptime")
+    line = driver.get_host_uptime()
+    assert " up " in line
 
 
 def _call(driver: ComputeDriver, spec: InstanceSpec, operation: str) -> Callable[[], object]:
