@@ -1,0 +1,60 @@
+"""nova-conductor and nova-scheduler in GET /os-services beside nova-compute, as Nova lists
+them: their own records with heartbeats, in the internal zone, refused updates; a record
+deleted through the API comes back with the next heartbeat."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.functional.conftest import Cloud
+
+
+def _services(cloud: Cloud, version: str = "2.53") -> dict[str, Any]:
+    listed = cloud.api.get("/v2.1/os-services", version=version).json()["services"]
+    return {s["binary"]: s for s in listed}
+
+
+def test_every_binary_is_listed_with_its_heartbeat(cloud: Cloud) -> None:
+    by_binary = _services(cloud)
+    assert set(by_binary) == {"nova-conductor", "nova-scheduler", "nova-compute"}
+    for binary in ("nova-conductor", "nova-scheduler"):
+        service = by_binary[binary]
+        assert (service["zone"], service["state"], service["status"]) == ("internal", "up", "enabled")  # fmt: skip
+        assert service["host"] == cloud.services.conf.host
+    assert by_binary["nova-compute"]["zone"] == "nova"
+    scheduler = cloud.roles.scheduler
+    conductor = cloud.roles.conductor
+    assert scheduler is not None and conductor is not None
+    assert scheduler.presence is not None and conductor.presence is not None
+    scheduler.presence.report()
+    conductor.presence.report()
+    reported = _services(cloud)
+    assert reported["nova-scheduler"]["updated_at"] is not None
+    assert reported["nova-conductor"]["updated_at"] is not None
+    zones = cloud.api.get("/v2.1/os-availability-zone/detail").json()["availabilityZoneInfo"]
+    internal = [z for z in zones if z["zoneName"] == "internal"]
+    assert internal and set(next(iter(internal[0]["hosts"].values()))) == {"nova-conductor", "nova-scheduler"}  # fmt: skip
+
+
+def test_only_compute_services_can_be_updated(cloud: Cloud) -> None:
+    scheduler = _services(cloud)["nova-scheduler"]
+    resp = cloud.api.put(f"/v2.1/os-services/{scheduler['id']}", {"status": "disabled"}, version="2.53")  # fmt: skip
+    assert resp.status_code == 400
+    assert resp.json()["badRequest"]["message"] == (
+        "Updating a nova-scheduler service is not supported. Only nova-compute services can be updated."
+    )
+    legacy = cloud.api.put(
+        "/v2.1/os-services/disable",
+        {"host": cloud.services.conf.host, "binary": "nova-conductor"},
+    )
+    assert legacy.status_code == 400
+
+
+def test_a_deleted_record_comes_back(cloud: Cloud) -> None:
+    conductor = _services(cloud)["nova-conductor"]
+    assert cloud.api.delete(f"/v2.1/os-services/{conductor['id']}", version="2.53").status_code == 204  # fmt: skip
+    assert "nova-conductor" not in _services(cloud)
+    assert cloud.roles.conductor is not None and cloud.roles.conductor.presence is not None
+    cloud.roles.conductor.presence.report()
+    again = _services(cloud)["nova-conductor"]
+    assert again["id"] != conductor["id"] and again["state"] == "up"
