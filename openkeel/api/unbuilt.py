@@ -32,13 +32,6 @@ ROUTES: tuple[tuple[str, str, str, str], ...] = (
     ("POST", "/os-floating-ips", "2.1", "2.35"),
     ("GET", "/os-floating-ips/{id}", "2.1", "2.35"),
     ("DELETE", "/os-floating-ips/{id}", "2.1", "2.35"),
-    # hosts
-    ("GET", "/os-hosts", "2.1", "2.42"),
-    ("GET", "/os-hosts/{id}", "2.1", "2.42"),
-    ("PUT", "/os-hosts/{id}", "2.1", "2.42"),
-    ("GET", "/os-hosts/{id}/reboot", "2.1", "2.42"),
-    ("GET", "/os-hosts/{id}/shutdown", "2.1", "2.42"),
-    ("GET", "/os-hosts/{id}/startup", "2.1", "2.42"),
     # instance_usage_audit_log
     ("GET", "/os-instance_usage_audit_log", "2.1", "2.104"),
     ("GET", "/os-instance_usage_audit_log/{id}", "2.1", "2.104"),

@@ -141,5 +141,14 @@ class ComputeEndpoint:
     def get_host_uptime(self, context: CallContext, msg: m.GetHostUptime) -> str:
         return diagnostics.host_uptime(self._host)
 
+    def set_host_enabled(self, context: CallContext, msg: m.SetHostEnabled) -> str:
+        return diagnostics.set_host_enabled(self._host, msg.enabled)
+
+    def host_power_action(self, context: CallContext, msg: m.HostPowerAction) -> str:
+        return diagnostics.host_power_action(self._host, msg.action)
+
+    def host_maintenance_mode(self, context: CallContext, msg: m.HostMaintenanceMode) -> str:
+        return diagnostics.host_maintenance_mode(self._host, msg.mode)
+
     def external_instance_event(self, context: CallContext, msg: m.ExternalInstanceEvent) -> None:
         external_events.handle(self._host, msg.typed_events())

@@ -86,7 +86,8 @@ class FakeDriver(ComputeDriver):
     ) -> None:
         super().__init__()
         self.config = config or FakeDriverConfig()
-        self.unsupported = self.config.unsupported
+        # No maintenance window in the simulation either, as none in Nova's real drivers.
+        self.unsupported = self.config.unsupported | {"host_maintenance_mode"}
         self._sleep = sleep
         self._clock = clock
         self._lock = threading.RLock()
@@ -94,6 +95,8 @@ class FakeDriver(ComputeDriver):
         self._failures = {f: f.times for f in self.config.failures}
         self.host: str | None = None
         self._host_started_at = clock()
+        self.host_enabled = True
+        self.host_powered_off = False
 
     # --- simulation machinery ----------------------------------------------------------------
 
@@ -160,6 +163,24 @@ class FakeDriver(ComputeDriver):
     def get_host_uptime(self) -> str:
         self._enter("get_host_uptime")
         return uptime_line(self._clock(), self._host_started_at)
+
+    def set_host_enabled(self, enabled: bool) -> str:
+        """Recorded in ``host_enabled`` (the simulation places guests regardless, as the
+        scheduler decides by the service's status, not this flag)."""
+        self._enter("set_host_enabled")
+        self.host_enabled = enabled
+        return "enabled" if enabled else "disabled"
+
+    def host_power_action(self, action: str) -> str:
+        """A reboot or start-up restarts the simulated hypervisor (its uptime counts anew);
+        a shutdown is recorded in ``host_powered_off``: guests keep their state, as the
+        simulation has no host to lose them with."""
+        self._enter("host_power_action")
+        with self._lock:
+            self.host_powered_off = action == "shutdown"
+            if action in ("reboot", "startup"):
+                self._host_started_at = self._clock()
+        return action
 
     def get_available_nodes(self, refresh: bool = False) -> list[str]:
         return list(self.config.nodes)

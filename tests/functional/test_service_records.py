@@ -58,3 +58,21 @@ def test_a_deleted_record_comes_back(cloud: Cloud) -> None:
     cloud.roles.conductor.presence.report()
     again = _services(cloud)["nova-conductor"]
     assert again["id"] != conductor["id"] and again["state"] == "up"
+
+
+def test_os_hosts_through_the_compute_host(cloud: Cloud) -> None:
+    (service,) = cloud.computes.values()
+    host = service.hostname
+    listed = cloud.api.get("/v2.1/os-hosts").json()["hosts"]
+    assert {(h["service"], h["zone"]) for h in listed} == {
+        ("compute", "nova"), ("conductor", "internal"), ("scheduler", "internal"),
+    }  # fmt: skip
+    shown = cloud.api.get(f"/v2.1/os-hosts/{host}").json()["host"]
+    assert shown[0]["resource"]["project"] == "(total)"
+    disabled = cloud.api.put(f"/v2.1/os-hosts/{host}", {"status": "disable"})
+    assert disabled.json() == {"host": host, "status": "disabled"}
+    assert service.host.driver.host_enabled is False  # type: ignore[attr-defined]
+    reboot = cloud.api.get(f"/v2.1/os-hosts/{host}/reboot")
+    assert reboot.json() == {"host": host, "power_action": "reboot"}
+    maintenance = cloud.api.put(f"/v2.1/os-hosts/{host}", {"maintenance_mode": "enable"})
+    assert maintenance.status_code == 501

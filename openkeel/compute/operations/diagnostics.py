@@ -1,5 +1,6 @@
-"""Diagnostics of a guest and the host's uptime (Nova's get_diagnostics,
-get_instance_diagnostics and get_host_uptime).
+"""Diagnostics of a guest and the host itself: its uptime and the os-hosts actions (Nova's
+get_diagnostics, get_instance_diagnostics, get_host_uptime, set_host_enabled,
+host_power_action, host_maintenance_mode).
 
 Called by the compute endpoint. A guest that is not running is refused as Nova refuses it (409
 naming its power state); a driver without the feature is a 501. The answers are primitives: the
@@ -56,5 +57,29 @@ def host_uptime(host: ComputeHost) -> str:
     """The host's uptime line; 501 when the driver cannot tell."""
     try:
         return host.driver.get_host_uptime()
+    except NotSupported as exc:
+        raise NotImplementedYet(NOT_SUPPORTED) from exc
+
+
+def set_host_enabled(host: ComputeHost, enabled: bool) -> str:
+    """``"enabled"``/``"disabled"`` as the driver did it; 501 when it cannot."""
+    try:
+        return host.driver.set_host_enabled(enabled)
+    except NotSupported as exc:
+        raise NotImplementedYet(NOT_SUPPORTED) from exc
+
+
+def host_power_action(host: ComputeHost, action: str) -> str:
+    """The power action the driver did to the host; 501 when it cannot."""
+    try:
+        return host.driver.host_power_action(action)
+    except NotSupported as exc:
+        raise NotImplementedYet(NOT_SUPPORTED) from exc
+
+
+def host_maintenance_mode(host: ComputeHost, mode: bool) -> str:
+    """``"on_maintenance"``/``"off_maintenance"``; 501 when the driver has no such window."""
+    try:
+        return host.driver.host_maintenance_mode(mode)
     except NotSupported as exc:
         raise NotImplementedYet(NOT_SUPPORTED) from exc

@@ -291,6 +291,37 @@ class GetHostUptime(RpcMessage):
     versions: ClassVar[tuple[str, ...]] = INSTANCE_ONLY_VERSIONS
 
 
+@dataclass(frozen=True)
+class SetHostEnabled(RpcMessage):
+    """Let the hypervisor accept new guests or not (API os-hosts, call)."""
+
+    method: ClassVar[str] = "set_host_enabled"
+    versions: ClassVar[tuple[str, ...]] = INSTANCE_ONLY_VERSIONS
+
+    enabled: bool
+
+
+@dataclass(frozen=True)
+class HostPowerAction(RpcMessage):
+    """Reboot, shut down or start up the hypervisor host (API os-hosts, call)."""
+
+    method: ClassVar[str] = "host_power_action"
+    versions: ClassVar[tuple[str, ...]] = INSTANCE_ONLY_VERSIONS
+
+    action: str
+
+
+@dataclass(frozen=True)
+class HostMaintenanceMode(RpcMessage):
+    """Start or end the host's maintenance window (API os-hosts, call)."""
+
+    method: ClassVar[str] = "host_maintenance_mode"
+    versions: ClassVar[tuple[str, ...]] = INSTANCE_ONLY_VERSIONS
+
+    host_param: str
+    mode: bool
+
+
 # --- external events (openkeel.compute.external_events) -----------------------------------
 
 
@@ -343,5 +374,6 @@ MESSAGES = by_method(
     InjectNetworkInfo, RebootInstance, RebuildInstance, PrepResize, ResizeInstance, FinishResize, ConfirmResize,
     RevertResize, FinishRevertResize, LiveMigration, PostLiveMigrationAtDestination,
     LiveMigrationAbort, LiveMigrationForceComplete, GetConsoleOutput, GetDiagnostics,
-    GetInstanceDiagnostics, GetHostUptime, ExternalInstanceEvent,
+    GetInstanceDiagnostics, GetHostUptime, SetHostEnabled, HostPowerAction, HostMaintenanceMode,
+    ExternalInstanceEvent,
 )  # fmt: skip

@@ -57,7 +57,12 @@ RUNNING_LIKE = {PowerState.RUNNING, PowerState.PAUSED, PowerState.SUSPENDED}
 class KubevirtDriver(MigrationMixin, RescueMixin, DevicesMixin):
     """One compute host = one Kubernetes node; guests = VirtualMachines pinned to it."""
 
-    unsupported = frozenset({"live_migration_force_complete", "set_admin_password", "trigger_crash_dump"})  # fmt: skip
+    unsupported = frozenset({
+        "live_migration_force_complete", "set_admin_password", "trigger_crash_dump",
+        # A Node is not the compute host's to cordon, power or drain (os-hosts, up to 2.42):
+        # disable the compute service instead, as with Nova's libvirt driver.
+        "set_host_enabled", "host_power_action", "host_maintenance_mode",
+    })  # fmt: skip
 
     def __init__(self, client: KubeClient, settings: KubevirtSettings, virt_api: VirtApi, *, owns_client: bool = False, **kw: Any) -> None:  # fmt: skip
         super().__init__(client, settings, virt_api, **kw)

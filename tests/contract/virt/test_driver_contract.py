@@ -357,6 +357,19 @@ def test_host_uptime(driver: ComputeDriver) -> None:
     assert " up " in line
 
 
+def test_host_status_and_power_actions(driver: ComputeDriver) -> None:
+    needs(driver, "set_host_enabled", "host_power_action")
+    assert [driver.set_host_enabled(False), driver.set_host_enabled(True)] == ["disabled", "enabled"]  # fmt: skip
+    for action in ("reboot", "shutdown", "startup"):
+        assert driver.host_power_action(action) == action
+
+
+def test_host_maintenance_mode(driver: ComputeDriver) -> None:
+    needs(driver, "host_maintenance_mode")
+    assert driver.host_maintenance_mode(True) == "on_maintenance"
+    assert driver.host_maintenance_mode(False) == "off_maintenance"
+
+
 def _call(driver: ComputeDriver, spec: InstanceSpec, operation: str) -> Callable[[], object]:
     migration = MigrationRef(1, "a", "b", "n", "n")
     calls: dict[str, Callable[[], object]] = {
@@ -378,6 +391,10 @@ def _call(driver: ComputeDriver, spec: InstanceSpec, operation: str) -> Callable
         "attach_interface": lambda: driver.attach_interface(spec.ref, PORT),
         "detach_interface": lambda: driver.detach_interface(spec.ref, "p"),
         "set_admin_password": lambda: driver.set_admin_password(spec.ref, "pw"),
+        "get_host_uptime": driver.get_host_uptime,
+        "set_host_enabled": lambda: driver.set_host_enabled(False),
+        "host_power_action": lambda: driver.host_power_action("reboot"),
+        "host_maintenance_mode": lambda: driver.host_maintenance_mode(True),
     }
     return calls.get(operation, lambda: getattr(driver, operation)(spec.ref))
 
