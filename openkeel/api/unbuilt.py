@@ -32,9 +32,6 @@ ROUTES: tuple[tuple[str, str, str, str], ...] = (
     ("POST", "/os-floating-ips", "2.1", "2.35"),
     ("GET", "/os-floating-ips/{id}", "2.1", "2.35"),
     ("DELETE", "/os-floating-ips/{id}", "2.1", "2.35"),
-    # instance_usage_audit_log
-    ("GET", "/os-instance_usage_audit_log", "2.1", "2.104"),
-    ("GET", "/os-instance_usage_audit_log/{id}", "2.1", "2.104"),
     # networks
     ("GET", "/os-networks", "2.1", "2.35"),
     ("GET", "/os-networks/{id}", "2.1", "2.35"),

@@ -204,6 +204,8 @@ def _paths(world: World) -> dict[str, str]:
         "/servers/{server_id}/diagnostics": f"/v2.1/servers/{sid}/diagnostics",
         "/os-server-external-events": "/v2.1/os-server-external-events",
         "/os-hosts": "/v2.1/os-hosts",
+        "/os-instance_usage_audit_log": "/v2.1/os-instance_usage_audit_log",
+        "/os-instance_usage_audit_log/{id}": "/v2.1/os-instance_usage_audit_log/2026-11-15 10:00:00",
         "/os-hosts/{id}": "/v2.1/os-hosts/host1",
         "/os-hosts/{id}/reboot": "/v2.1/os-hosts/host1/reboot",
         "/os-hosts/{id}/shutdown": "/v2.1/os-hosts/host1/shutdown",
@@ -488,6 +490,8 @@ EXPECT: dict[tuple[str, str, str], int | str | tuple[int | str, int | str]] = {
     # Events are the other services' (service or admin role) to report.
     ("POST", "/os-server-external-events", ""): FORBIDDEN,
     ("GET", "/os-hosts", ""): FORBIDDEN,
+    ("GET", "/os-instance_usage_audit_log", ""): FORBIDDEN,
+    ("GET", "/os-instance_usage_audit_log/{id}", ""): FORBIDDEN,
     ("GET", "/os-hosts/{id}", ""): FORBIDDEN,
     ("PUT", "/os-hosts/{id}", ""): FORBIDDEN,
     ("GET", "/os-hosts/{id}/reboot", ""): FORBIDDEN,
