@@ -8,6 +8,7 @@ delays outside it). Delays go through an injectable ``sleep`` so tests never rea
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -162,7 +163,8 @@ class FakeDriver(ComputeDriver):
 
     def get_host_uptime(self) -> str:
         self._enter("get_host_uptime")
-        return uptime_line(self._clock(), self._host_started_at)
+        # The simulated hypervisor runs on this machine: its load is this machine's.
+        return uptime_line(self._clock(), self._host_started_at, load=os.getloadavg())
 
     def set_host_enabled(self, enabled: bool) -> str:
         """Recorded in ``host_enabled`` (the simulation places guests regardless, as the

@@ -62,7 +62,9 @@ def test_node_uptime_counts_from_ready() -> None:
         {"type": "Ready", "status": "True", "lastTransitionTime": "2026-01-01T07:56:00Z"}]}}  # fmt: skip
     since = ready_since(ready)
     assert since is not None
-    assert uptime_line(NOW, since) == " 10:00:00 up 2 days, 2:04"
-    assert uptime_line(NOW, NOW) == " 10:00:00 up 0:00"
+    assert uptime_line(NOW, since) == " 10:00:00 up 2 days,  2:04,  0 users,  load average: unknown"
+    assert uptime_line(NOW, NOW, users=1, load=(0.5, 0.25, 0)) == (
+        " 10:00:00 up 0 min,  1 user,  load average: 0.50, 0.25, 0.00"
+    )
     assert ready_since({"status": {"conditions": [{"type": "Ready", "status": "False"}]}}) is None
     assert ready_since({"status": {"conditions": [{"type": "Ready", "status": "True"}]}}) is None
