@@ -23,7 +23,7 @@ from openkeel.api.context import RequestContext
 from openkeel.api.services import ApiServices
 from openkeel.api.usecases.servers.create import call_context
 from openkeel.db.repositories import instance_actions, instance_mappings, instances, migrations
-from openkeel.domain.errors import NotFound
+from openkeel.domain.errors import NotFound, ServiceUnavailable
 from openkeel.domain.instances import Instance
 from openkeel.rpc.messages.compute import ExternalEvent, ExternalInstanceEvent
 
@@ -94,9 +94,11 @@ def create_events(
                 for host in target.hosts:
                     by_host[host].append(event)
     compute = services.compute
-    if compute is not None:
-        for host, accepted in by_host.items():
-            compute.cast(call_context(context), host, ExternalInstanceEvent.of(accepted))
+    if by_host and compute is None:
+        raise ServiceUnavailable("No compute service can be reached from this API process.")
+    for host, accepted in by_host.items():
+        assert compute is not None
+        compute.cast(call_context(context), host, ExternalInstanceEvent.of(accepted))
     return answers, all(a.code == 200 for a in answers)
 
 
