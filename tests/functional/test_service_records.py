@@ -1,11 +1,13 @@
 """nova-conductor and nova-scheduler in GET /os-services beside nova-compute, as Nova lists
 them: their own records with heartbeats, in the internal zone, refused updates; a record
-deleted through the API comes back with the next heartbeat."""
+deleted through the API comes back with the next heartbeat. os-hosts and the usage audit log
+through the compute role."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from openkeel.compute import usage_audit
 from tests.functional.conftest import Cloud
 
 
@@ -76,3 +78,29 @@ def test_os_hosts_through_the_compute_host(cloud: Cloud) -> None:
     assert reboot.json() == {"host": host, "power_action": "reboot"}
     maintenance = cloud.api.put(f"/v2.1/os-hosts/{host}", {"maintenance_mode": "enable"})
     assert maintenance.status_code == 501
+
+
+def test_usage_audit_reported_through_the_api(cloud: Cloud) -> None:
+    (service,) = cloud.computes.values()
+    sid = cloud.boot("audited")["id"]
+    assert cloud.wait(sid)["status"] == "ACTIVE"
+    conf = cloud.services.conf
+    conf.set_override("instance_usage_audit", True)
+    conf.set_override("instance_usage_audit_period", "hour")
+    try:
+        before = cloud.api.get("/v2.1/os-instance_usage_audit_log").json()
+        assert before["instance_usage_audit_logs"]["hosts_not_run"] == [service.hostname]
+        assert usage_audit.instance_usage_audit(service.host)
+        after = cloud.api.get("/v2.1/os-instance_usage_audit_log").json()["instance_usage_audit_logs"]  # fmt: skip
+        assert (after["num_hosts_done"], after["overall_status"]) == (
+            1,
+            "ALL hosts done. 0 errors.",
+        )
+        # Counted when it launched before the audited hour ended (not, unless the hour
+        # turned between the boot and the audit).
+        launched = cloud.api.get(f"/v2.1/servers/{sid}").json()["server"]["OS-SRV-USG:launched_at"]  # fmt: skip
+        expected = int(launched.replace("T", " ") < after["period_ending"])
+        assert after["log"][service.hostname]["instances"] == expected
+    finally:
+        conf.clear_override("instance_usage_audit")
+        conf.clear_override("instance_usage_audit_period")
