@@ -135,3 +135,15 @@ def test_actions_and_migrating_hosts(api: ApiClient, services: ApiServices, role
     with services.cell_dbs[CELL1_UUID].connect() as conn:
         actions = sorted(a.action for a in instance_actions.list_actions(conn, sid))
     assert actions == ["extend_volume", "stop"]
+
+
+def test_no_compute_service_reachable_is_a_503(api: ApiClient, services: ApiServices) -> None:
+    services.compute = None
+    flavor(api)
+    sid = create(api)["server"]["id"]
+    place(services, sid)
+    event = {"name": "power-update", "server_uuid": sid, "tag": "POWER_ON"}
+    resp = _post(api, [event], "2.76")
+    assert resp.status_code == 503, resp.text
+    with services.cell_dbs[CELL1_UUID].connect() as conn:
+        assert instance_actions.list_actions(conn, sid) == []  # nothing half done

@@ -76,7 +76,7 @@ def create_events(
     context.can(POLICY, {})
     targets = _targets(services, list(dict.fromkeys(e["server_uuid"] for e in events)))
     answers: list[Answer] = []
-    by_host: dict[str, list[ExternalEvent]] = defaultdict(list)
+    accepted: list[tuple[_Target, ExternalEvent]] = []
     for body in events:
         event = ExternalEvent(body["server_uuid"], body["name"], body.get("status", "completed"), body.get("tag"))  # fmt: skip
         target = targets.get(event.instance_uuid)
@@ -90,15 +90,18 @@ def create_events(
         else:
             LOG.info("Creating event %s for instance %s on %s", event.key, event.instance_uuid, target.hosts[0])  # fmt: skip
             answers.append(Answer("completed", 200))
-            if _record_action(context, target, event):
-                for host in target.hosts:
-                    by_host[host].append(event)
+            accepted.append((target, event))
     compute = services.compute
-    if by_host and compute is None:
+    if accepted and compute is None:
         raise ServiceUnavailable("No compute service can be reached from this API process.")
-    for host, accepted in by_host.items():
+    by_host: dict[str, list[ExternalEvent]] = defaultdict(list)
+    for target, event in accepted:
+        if _record_action(context, target, event):
+            for host in target.hosts:
+                by_host[host].append(event)
+    for host, sent in by_host.items():
         assert compute is not None
-        compute.cast(call_context(context), host, ExternalInstanceEvent.of(accepted))
+        compute.cast(call_context(context), host, ExternalInstanceEvent.of(sent))
     return answers, all(a.code == 200 for a in answers)
 
 
