@@ -32,16 +32,6 @@ ROUTES: tuple[tuple[str, str, str, str], ...] = (
     ("POST", "/os-floating-ips", "2.1", "2.35"),
     ("GET", "/os-floating-ips/{id}", "2.1", "2.35"),
     ("DELETE", "/os-floating-ips/{id}", "2.1", "2.35"),
-    # hosts
-    ("GET", "/os-hosts", "2.1", "2.42"),
-    ("GET", "/os-hosts/{id}", "2.1", "2.42"),
-    ("PUT", "/os-hosts/{id}", "2.1", "2.42"),
-    ("GET", "/os-hosts/{id}/reboot", "2.1", "2.42"),
-    ("GET", "/os-hosts/{id}/shutdown", "2.1", "2.42"),
-    ("GET", "/os-hosts/{id}/startup", "2.1", "2.42"),
-    # instance_usage_audit_log
-    ("GET", "/os-instance_usage_audit_log", "2.1", "2.104"),
-    ("GET", "/os-instance_usage_audit_log/{id}", "2.1", "2.104"),
     # networks
     ("GET", "/os-networks", "2.1", "2.35"),
     ("GET", "/os-networks/{id}", "2.1", "2.35"),
@@ -53,8 +43,6 @@ ROUTES: tuple[tuple[str, str, str, str], ...] = (
     ("GET", "/os-security-groups/{id}", "2.1", "2.35"),
     ("PUT", "/os-security-groups/{id}", "2.1", "2.35"),
     ("DELETE", "/os-security-groups/{id}", "2.1", "2.35"),
-    # server_external_events
-    ("POST", "/os-server-external-events", "2.1", "2.104"),
     # simple_tenant_usage
     # snapshots
     ("GET", "/os-snapshots", "2.1", "2.35"),
@@ -78,8 +66,6 @@ ROUTES: tuple[tuple[str, str, str, str], ...] = (
     ("GET", "/os-volumes_boot/{id}", "2.1", "2.102"),
     ("PUT", "/os-volumes_boot/{id}", "2.1", "2.102"),
     ("DELETE", "/os-volumes_boot/{id}", "2.1", "2.102"),
-    # server_diagnostics
-    ("GET", "/servers/{server_id}/diagnostics", "2.1", "2.104"),
     # attach_interfaces
     ("GET", "/servers/{server_id}/os-interface", "2.1", "2.104"),
     ("POST", "/servers/{server_id}/os-interface", "2.1", "2.104"),

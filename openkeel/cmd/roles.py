@@ -21,12 +21,13 @@ from openkeel.compute.service import ComputeService
 from openkeel.conductor.service import ConductorService
 from openkeel.db.engine import reader
 from openkeel.db.repositories import compute_nodes
+from openkeel.db.service_presence import home_cell
 from openkeel.network.factory import get_network_adapter
 from openkeel.rpc.clients.compute import ComputeRpcClient
 from openkeel.rpc.clients.conductor import ConductorRpcClient
-from openkeel.rpc.server import RpcServer
 from openkeel.rpc.transport import Transport
 from openkeel.scheduler import endpoint as scheduler_endpoint
+from openkeel.scheduler.service import SchedulerService
 from openkeel.virt import loading
 from openkeel.virt.driver import ComputeDriver
 
@@ -39,7 +40,7 @@ class RoleSet:
 
     transport: Transport
     conductor: ConductorService | None = None
-    scheduler: RpcServer | None = None
+    scheduler: SchedulerService | None = None
     computes: list[ComputeService] = field(default_factory=list)
     # Stopped first: what starts and stops compute hosts while running (the Node watch).
     followers: list[Callable[[], None]] = field(default_factory=list)
@@ -66,12 +67,13 @@ def start_scheduler(
     placement: PlacementClient,
     api_db: sa.Engine,
     cell_dbs: Mapping[str, sa.Engine],
-) -> RpcServer:
-    """The scheduler's RPC server on topic ``scheduler``."""
+) -> SchedulerService:
+    """The scheduler: its RPC server on topic ``scheduler`` and its service record."""
     endpoint = scheduler_endpoint.SchedulerEndpoint.from_conf(
         conf, placement, cell_dbs, api_db=api_db
     )
-    return scheduler_endpoint.serve(transport, endpoint, conf.host)
+    home = home_cell(cell_dbs, conf.database.connection)
+    return SchedulerService(conf, transport, endpoint, conf.host, service_db=home).start()
 
 
 def start_conductor(
@@ -81,8 +83,11 @@ def start_conductor(
     api_db: sa.Engine,
     cell_dbs: Mapping[str, sa.Engine],
 ) -> ConductorService:
-    """The conductor's RPC server on topic ``conductor``."""
-    return ConductorService(conf, transport, api_db, dict(cell_dbs), placement).start()
+    """The conductor's RPC server on topic ``conductor`` and its service record."""
+    home = home_cell(cell_dbs, conf.database.connection)
+    return ConductorService(
+        conf, transport, api_db, dict(cell_dbs), placement, service_db=home
+    ).start()
 
 
 def start_compute(

@@ -8,12 +8,14 @@ truth for everything else.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import ClassVar
+from typing import Any, ClassVar
 
+from openkeel.compute import external_events
 from openkeel.compute.host import ComputeHost
 from openkeel.compute.operations import (
     console,
     delete,
+    diagnostics,
     power,
     rebuild,
     resize_verify,
@@ -125,3 +127,28 @@ class ComputeEndpoint:
 
     def get_console_output(self, context: CallContext, msg: m.GetConsoleOutput) -> str:
         return console.console_output(self._host, msg.instance_uuid, msg.tail_length)
+
+    def get_diagnostics(self, context: CallContext, msg: m.GetDiagnostics) -> dict[str, Any]:
+        return diagnostics.diagnostics(self._host, msg.instance_uuid)
+
+    def get_instance_diagnostics(
+        self, context: CallContext, msg: m.GetInstanceDiagnostics
+    ) -> dict[str, Any]:
+        return diagnostics.instance_diagnostics(self._host, msg.instance_uuid)
+
+    # --- the host and events from other services --------------------------------------------
+
+    def get_host_uptime(self, context: CallContext, msg: m.GetHostUptime) -> str:
+        return diagnostics.host_uptime(self._host)
+
+    def set_host_enabled(self, context: CallContext, msg: m.SetHostEnabled) -> str:
+        return diagnostics.set_host_enabled(self._host, msg.enabled)
+
+    def host_power_action(self, context: CallContext, msg: m.HostPowerAction) -> str:
+        return diagnostics.host_power_action(self._host, msg.action)
+
+    def host_maintenance_mode(self, context: CallContext, msg: m.HostMaintenanceMode) -> str:
+        return diagnostics.host_maintenance_mode(self._host, msg.mode)
+
+    def external_instance_event(self, context: CallContext, msg: m.ExternalInstanceEvent) -> None:
+        external_events.handle(self._host, msg.typed_events())

@@ -16,6 +16,7 @@ import sqlalchemy as sa
 from oslo_config import cfg
 
 from openkeel.clients.placement import PlacementClient
+from openkeel.compute.event_waiters import InstanceEventWaiters
 from openkeel.compute.resource_tracker import ResourceTracker
 from openkeel.db.records import InstanceRecords
 from openkeel.network.adapter import InstanceNetRef, NetworkAdapter
@@ -66,6 +67,8 @@ class ComputeHost:
     conductor: ConductorRpcClient
     tracker: ResourceTracker
     locks: InstanceLocks = field(default_factory=InstanceLocks)
+    # Operations waiting for external events (openkeel.compute.external_events).
+    events: InstanceEventWaiters = field(default_factory=InstanceEventWaiters)
 
     def net_ref(self, uuid: str, project_id: str) -> InstanceNetRef:
         return InstanceNetRef(uuid=uuid, project_id=project_id, host=self.host)

@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from oslo_config import cfg
 
 from openkeel.clients.placement import PlacementClient
-from openkeel.compute import evacuated, periodic_tasks, reconcile
+from openkeel.compute import evacuated, periodic_tasks, reconcile, usage_audit
 from openkeel.compute.endpoint import ComputeEndpoint
 from openkeel.compute.host import ComputeHost
 from openkeel.compute.lifecycle import LifecycleHandler
@@ -179,6 +179,7 @@ class ComputeService:
             conf.running_deleted_instance_poll_interval or -1,
         )  # fmt: skip  (0: never)
         add("reclaim_queued_deletes", lambda: periodic_tasks.reclaim_queued_deletes(host), 0)
+        add("instance_usage_audit", lambda: usage_audit.instance_usage_audit(host), 0)
         add(
             "recover_stale_operations",
             lambda: reconcile.recover_stale_operations(host),

@@ -1,9 +1,11 @@
 """The conductor role object, built by openkeel.cmd: serves ComputeTaskAPI over RPC.
 
 ``ConductorService(conf, transport, api_db, cell_router, placement=..., clock=...)``: the
-cell router is any mapping cell uuid → Engine. ``start()`` settles the builds an earlier
-process left behind (on the in-process transport every build request older than this process
-is orphaned: its cast died with that process), listens on topic ``conductor`` (any conductor
+cell router is any mapping cell uuid → Engine; ``service_db``, the cell database holding the
+nova-conductor service record. ``start()`` records the service (heartbeat every
+``report_interval``), settles the builds an earlier process left behind (on the in-process
+transport every build request older than this process is orphaned: its cast died with that
+process), listens on topic ``conductor`` (any conductor
 may take a message) and sweeps for orphaned builds periodically (``[conductor]
 orphan_sweep_interval``, builds older than ``build_request_timeout``); ``stop()`` stops both.
 """
@@ -21,6 +23,7 @@ from openkeel.conductor.cells import CellEngines
 from openkeel.conductor.context import ConductorDeps
 from openkeel.conductor.endpoint import ComputeTaskEndpoint
 from openkeel.conductor.tasks import orphans
+from openkeel.db.service_presence import ServicePresence
 from openkeel.rpc.clients.compute import ComputeRpcClient
 from openkeel.rpc.clients.scheduler import SchedulerRpcClient
 from openkeel.rpc.message import Target
@@ -32,6 +35,7 @@ from openkeel.runtime.periodic import PeriodicRunner
 LOG = logging.getLogger(__name__)
 
 TOPIC = "conductor"
+BINARY = "nova-conductor"
 
 
 class ConductorService:
@@ -47,6 +51,7 @@ class ConductorService:
         *,
         clock: Clock | None = None,
         host: str | None = None,
+        service_db: sa.Engine | None = None,
     ) -> None:
         self.transport = transport
         self.host: str = host or conf.host
@@ -62,6 +67,12 @@ class ConductorService:
         self.endpoint = ComputeTaskEndpoint(self.deps)
         self.periodic = PeriodicRunner(self.deps.clock)
         self._started_at = self.deps.clock.now()
+        # The nova-conductor service record (os-services) and its heartbeat.
+        self.presence = (
+            ServicePresence(service_db, self.host, BINARY, self.deps.clock)
+            if service_db is not None
+            else None
+        )
         self._server: RpcServer | None = None
 
     def start(self, *, background: bool = True) -> ConductorService:
@@ -73,11 +84,15 @@ class ConductorService:
             self.sweep_orphans(self._started_at)
         target = Target(TOPIC, server=self.host)
         self._server = RpcServer(self.transport, target, [self.endpoint]).start()
-        interval = int(self.deps.conf.conductor.orphan_sweep_interval)
-        if int(self.deps.conf.conductor.build_request_timeout) > 0 and interval >= 0:
+        conf = self.deps.conf
+        if self.presence is not None:
+            self.presence.register()
+            self.periodic.add("report_state", self.presence.report, conf.report_interval)
+        interval = int(conf.conductor.orphan_sweep_interval)
+        if int(conf.conductor.build_request_timeout) > 0 and interval >= 0:
             self.periodic.add("sweep_orphaned_builds", self._sweep_stale, interval)
-            if background:
-                self.periodic.start()
+        if background and self.periodic.tasks:
+            self.periodic.start()
         return self
 
     def stop(self) -> None:

@@ -12,6 +12,17 @@ from oslo_config import cfg
 
 DEFAULT_OPTS = [
     cfg.IntOpt("report_interval", default=10, help="Seconds between service heartbeats."),
+    cfg.BoolOpt(
+        "instance_usage_audit",
+        default=False,
+        help="Audit each completed usage period on every compute host (task_log rows).",
+    ),
+    cfg.StrOpt(
+        "instance_usage_audit_period",
+        default="month",
+        regex=r"^(hour|month|day|year)(@([0-9]+))?$",
+        help="Audit period: hour, day, month or year, with an optional @offset.",
+    ),
     cfg.BoolOpt("periodic_enable", default=True, help="Run the periodic tasks."),
     cfg.FloatOpt(
         "cpu_allocation_ratio", min=0.0, help="VCPU overcommit (None: initial ratio at start)."

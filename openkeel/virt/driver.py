@@ -35,6 +35,7 @@ from openkeel.virt.model import (
     InstanceRef,
     InstanceSpec,
     InventoryPolicy,
+    JsonValue,
     LifecycleEvent,
     LiveMigrationProgress,
     MigrationRef,
@@ -76,6 +77,11 @@ OPTIONAL_OPERATIONS: frozenset[str] = frozenset(
         "get_vnc_console",
         "get_serial_console",
         "get_diagnostics",
+        "get_instance_diagnostics",
+        "get_host_uptime",
+        "set_host_enabled",
+        "host_power_action",
+        "host_maintenance_mode",
         "set_admin_password",
         "trigger_crash_dump",
     }
@@ -374,9 +380,35 @@ class ComputeDriver(abc.ABC):
         """Where the serial console proxy connects to for this guest."""
         raise self._not_supported("get_serial_console")
 
-    def get_diagnostics(self, instance: InstanceRef) -> Diagnostics:
-        """Standardised diagnostics of the guest."""
+    def get_diagnostics(self, instance: InstanceRef) -> dict[str, JsonValue]:
+        """Driver-specific diagnostics of the guest (the API's answer before 2.48): a flat
+        mapping of counter names to values, whatever this hypervisor reports."""
         raise self._not_supported("get_diagnostics")
+
+    def get_instance_diagnostics(self, instance: InstanceRef) -> Diagnostics:
+        """Standardised diagnostics of the guest (the API's answer from 2.48)."""
+        raise self._not_supported("get_instance_diagnostics")
+
+    # --- host --------------------------------------------------------------------------------
+
+    def get_host_uptime(self) -> str:
+        """The host's uptime as the ``uptime`` command prints it (Nova's get_host_uptime)."""
+        raise self._not_supported("get_host_uptime")
+
+    def set_host_enabled(self, enabled: bool) -> str:
+        """Let the hypervisor accept new guests or not (os-hosts ``status``, up to 2.42):
+        ``"enabled"`` or ``"disabled"``."""
+        raise self._not_supported("set_host_enabled")
+
+    def host_power_action(self, action: str) -> str:
+        """Reboot, shut down or start the hypervisor host (os-hosts, up to 2.42); returns
+        the action done."""
+        raise self._not_supported("host_power_action")
+
+    def host_maintenance_mode(self, mode: bool) -> str:
+        """Start or end a maintenance window (os-hosts ``maintenance_mode``):
+        ``"on_maintenance"`` or ``"off_maintenance"``."""
+        raise self._not_supported("host_maintenance_mode")
 
     # --- events ------------------------------------------------------------------------------
 

@@ -8,6 +8,7 @@ delays outside it). Delays go through an injectable ``sleep`` so tests never rea
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -20,7 +21,9 @@ from openkeel.virt.driver import ComputeDriver, ProgressCallback, TaskStateCallb
 from openkeel.virt.fake_config import FakeDriverConfig, InjectedFailure
 from openkeel.virt.model import (
     ConsoleInfo,
+    CpuDiagnostics,
     Diagnostics,
+    DiskDiagnostics,
     DiskTransfer,
     FlavorSpec,
     HostResources,
@@ -30,17 +33,20 @@ from openkeel.virt.model import (
     InstanceRef,
     InstanceSpec,
     InventoryPolicy,
+    JsonValue,
     LifecycleEvent,
     LifecycleTransition,
     LiveMigrationProgress,
     MigrationRef,
     NetworkInterface,
+    NicDiagnostics,
     NodeInventory,
     RebootType,
     SnapshotResult,
     SnapshotTarget,
     VolumeAttachment,
 )
+from openkeel.virt.uptime import uptime_line
 
 _T = LifecycleTransition
 
@@ -56,6 +62,7 @@ class _Guest:
     volumes: dict[str, VolumeAttachment] = field(default_factory=dict)
     ports: dict[str, NetworkInterface] = field(default_factory=dict)
     log: list[str] = field(default_factory=list)
+    booted_at: datetime | None = None
 
 
 _STATE_EVENTS = {
@@ -80,13 +87,17 @@ class FakeDriver(ComputeDriver):
     ) -> None:
         super().__init__()
         self.config = config or FakeDriverConfig()
-        self.unsupported = self.config.unsupported
+        # No maintenance window in the simulation either, as none in Nova's real drivers.
+        self.unsupported = self.config.unsupported | {"host_maintenance_mode"}
         self._sleep = sleep
         self._clock = clock
         self._lock = threading.RLock()
         self._guests: dict[str, _Guest] = {}
         self._failures = {f: f.times for f in self.config.failures}
         self.host: str | None = None
+        self._host_started_at = clock()
+        self.host_enabled = True
+        self.host_powered_off = False
 
     # --- simulation machinery ----------------------------------------------------------------
 
@@ -131,6 +142,8 @@ class FakeDriver(ComputeDriver):
             if guest.state not in allowed:
                 raise errors.InvalidGuestState(uuid, operation, guest.state.name.lower())
             before, guest.state = guest.state, to
+            if before in (PowerState.SHUTDOWN, PowerState.CRASHED):
+                guest.booted_at = self._clock()
         self._emit(
             uuid,
             _T.RESUMED
@@ -145,6 +158,31 @@ class FakeDriver(ComputeDriver):
 
     def init_host(self, host: str) -> None:
         self.host = host
+        # The simulated hypervisor boots with its host: its uptime counts from here.
+        self._host_started_at = self._clock()
+
+    def get_host_uptime(self) -> str:
+        self._enter("get_host_uptime")
+        # The simulated hypervisor runs on this machine: its load is this machine's.
+        return uptime_line(self._clock(), self._host_started_at, load=os.getloadavg())
+
+    def set_host_enabled(self, enabled: bool) -> str:
+        """Recorded in ``host_enabled`` (the simulation places guests regardless, as the
+        scheduler decides by the service's status, not this flag)."""
+        self._enter("set_host_enabled")
+        self.host_enabled = enabled
+        return "enabled" if enabled else "disabled"
+
+    def host_power_action(self, action: str) -> str:
+        """A reboot or start-up restarts the simulated hypervisor (its uptime counts anew);
+        a shutdown is recorded in ``host_powered_off``: guests keep their state, as the
+        simulation has no host to lose them with."""
+        self._enter("host_power_action")
+        with self._lock:
+            self.host_powered_off = action == "shutdown"
+            if action in ("reboot", "startup"):
+                self._host_started_at = self._clock()
+        return action
 
     def get_available_nodes(self, refresh: bool = False) -> list[str]:
         return list(self.config.nodes)
@@ -465,20 +503,78 @@ class FakeDriver(ComputeDriver):
             self._guest(instance.uuid)
         return ConsoleInfo(self.config.console_host, self.config.serial_port)
 
-    def get_diagnostics(self, instance: InstanceRef) -> Diagnostics:
+    def _guest_uptime(self, guest: _Guest) -> int | None:
+        if guest.state != PowerState.RUNNING or guest.booted_at is None:
+            return None
+        return max(0, int((self._clock() - guest.booted_at).total_seconds()))
+
+    def get_diagnostics(self, instance: InstanceRef) -> dict[str, JsonValue]:
+        """libvirt-style counters, as Nova's libvirt driver names them: per vCPU time, memory
+        (KiB), per disk and per interface (``tap<port>``) counters; the simulation moves no
+        data, so the counters are 0 and the CPU time is the guest's uptime."""
         self._enter("get_diagnostics", instance.uuid)
         with self._lock:
             guest = self._guest(instance.uuid)
+            uptime_ns = (self._guest_uptime(guest) or 0) * 10**9
+            found: dict[str, JsonValue] = {
+                f"cpu{i}_time": uptime_ns for i in range(guest.spec.flavor.vcpus)
+            }
+            found["memory"] = guest.spec.flavor.memory_mb * 1024
+            for disk in ["vda", *(f"vd{chr(ord('b') + i)}" for i in range(len(guest.volumes)))]:
+                for counter in ("read", "read_req", "write", "write_req", "errors"):
+                    found[f"{disk}_{counter}"] = 0
+            for port_id in guest.ports:
+                for counter in ("rx", "rx_drop", "rx_errors", "rx_packets", "tx", "tx_drop", "tx_errors", "tx_packets"):  # fmt: skip
+                    found[f"tap{port_id[:11]}_{counter}"] = 0
+            return found
+
+    def get_instance_diagnostics(self, instance: InstanceRef) -> Diagnostics:
+        self._enter("get_instance_diagnostics", instance.uuid)
+        with self._lock:
+            guest = self._guest(instance.uuid)
             spec = guest.spec
+            uptime = self._guest_uptime(guest)
             return Diagnostics(
                 state=guest.state.notification_name,
-                driver=self.name,
+                # Nova's API names only its own drivers; the simulation stands for libvirt.
+                driver="libvirt",
                 hypervisor=self.config.hypervisor_type,
+                hypervisor_os="linux",
+                uptime=uptime,
                 config_drive=spec.config_drive,
                 num_cpus=spec.flavor.vcpus,
                 num_nics=len(guest.ports),
                 num_disks=1 + len(guest.volumes),
                 memory_mb=spec.flavor.memory_mb,
+                memory_used_mb=spec.flavor.memory_mb if uptime is not None else 0,
+                cpu_details=tuple(
+                    CpuDiagnostics(id=i, time=(uptime or 0) * 10**9, utilisation=0)
+                    for i in range(spec.flavor.vcpus)
+                ),
+                nic_details=tuple(
+                    NicDiagnostics(
+                        mac_address=p.mac_address,
+                        rx_octets=0,
+                        rx_errors=0,
+                        rx_drop=0,
+                        rx_packets=0,
+                        tx_octets=0,
+                        tx_errors=0,
+                        tx_drop=0,
+                        tx_packets=0,
+                    )
+                    for p in guest.ports.values()
+                ),
+                disk_details=tuple(
+                    DiskDiagnostics(
+                        read_bytes=0,
+                        read_requests=0,
+                        write_bytes=0,
+                        write_requests=0,
+                        errors_count=0,
+                    )
+                    for _ in range(1 + len(guest.volumes))
+                ),
             )
 
 

@@ -190,8 +190,47 @@ class ConsoleInfo:
 
 
 @dataclass(frozen=True)
+class CpuDiagnostics:
+    """One vCPU: its index, CPU time (ns) and utilisation (%) when known."""
+
+    id: int | None = None
+    time: int | None = None
+    utilisation: int | None = None
+
+
+@dataclass(frozen=True)
+class NicDiagnostics:
+    """One guest interface's counters (None: not reported)."""
+
+    mac_address: str | None = None
+    rx_octets: int | None = None
+    rx_errors: int | None = None
+    rx_drop: int | None = None
+    rx_packets: int | None = None
+    rx_rate: int | None = None
+    tx_octets: int | None = None
+    tx_errors: int | None = None
+    tx_drop: int | None = None
+    tx_packets: int | None = None
+    tx_rate: int | None = None
+
+
+@dataclass(frozen=True)
+class DiskDiagnostics:
+    """One guest disk's counters (None: not reported)."""
+
+    read_bytes: int | None = None
+    read_requests: int | None = None
+    write_bytes: int | None = None
+    write_requests: int | None = None
+    errors_count: int | None = None
+
+
+@dataclass(frozen=True)
 class Diagnostics:
-    """Standardised diagnostics (API >= 2.48); unknown values stay None."""
+    """Standardised diagnostics (API >= 2.48, Nova's Diagnostics object); unknown values stay
+    None. ``driver`` is one of Nova's driver names (its API schema enumerates them);
+    ``memory_mb`` is the maximum, ``memory_used_mb`` what the guest uses when known."""
 
     state: str
     driver: str
@@ -203,6 +242,10 @@ class Diagnostics:
     num_nics: int = 0
     num_disks: int = 0
     memory_mb: int = 0
+    memory_used_mb: int | None = None
+    cpu_details: tuple[CpuDiagnostics, ...] = ()
+    nic_details: tuple[NicDiagnostics, ...] = ()
+    disk_details: tuple[DiskDiagnostics, ...] = ()
 
 
 @dataclass(frozen=True)

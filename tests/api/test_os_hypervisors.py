@@ -14,6 +14,8 @@ import sqlalchemy as sa
 
 from openkeel.db.repositories import compute_nodes as nodes_repo
 from openkeel.db.schema import cell as cell_tables
+from openkeel.domain.errors import NotImplementedYet
+from openkeel.rpc.messages.compute import GetHostUptime
 from tests.api.test_os_services import Cloud, build_cloud
 
 ADMIN = "admin:admin"
@@ -147,17 +149,41 @@ def test_statistics(cloud: Cloud) -> None:
     assert _get(cloud, "/statistics", "2.88").status_code == 404
 
 
+class UptimeHosts:
+    """A compute client whose hosts answer get_host_uptime (None: the driver cannot tell)."""
+
+    def __init__(self, answers: dict[str, str | None]) -> None:
+        self.answers = answers
+        self.asked: list[str] = []
+
+    def call(self, _context: Any, host: str, message: Any) -> str:
+        assert isinstance(message, GetHostUptime)
+        self.asked.append(host)
+        answer = self.answers[host]
+        if answer is None:
+            raise NotImplementedYet("The requested functionality is not supported.")
+        return answer
+
+
 def test_uptime(cloud: Cloud) -> None:
     _, cn = cloud.compute("host1", "node1")
+    # No compute host reachable from this API process: nothing can tell.
     _fault(_get(cloud, f"/{cn.id}/uptime"), 501, "The requested functionality is not supported.")
+    hosts = UptimeHosts({"host1": " 10:00:00 up 2 days, 3:04"})
+    cloud.services.compute = hosts  # type: ignore[assignment]
+    body = _get(cloud, f"/{cn.uuid}/uptime", "2.53").json()
+    assert body == {"hypervisor": {"id": cn.uuid, "hypervisor_hostname": "node1", "state": "up",
+                                   "status": "enabled", "uptime": " 10:00:00 up 2 days, 3:04"}}  # fmt: skip
+    assert _get(cloud, f"/{cn.uuid}", "2.88").json()["hypervisor"]["uptime"] == " 10:00:00 up 2 days, 3:04"  # fmt: skip
+    assert _get(cloud, "/detail", "2.88").json()["hypervisors"][0]["uptime"] == " 10:00:00 up 2 days, 3:04"  # fmt: skip
+    # The node's stats, when they carry an uptime, win in the 2.88 view (as in Nova).
     with cloud.cell.begin() as conn:
         conn.execute(
             sa.update(cell_tables.compute_nodes).values(stats=json.dumps({"uptime": "up 1 day"}))
         )
-    body = _get(cloud, f"/{cn.uuid}/uptime", "2.53").json()
-    assert body == {"hypervisor": {"id": cn.uuid, "hypervisor_hostname": "node1", "state": "up",
-                                   "status": "enabled", "uptime": "up 1 day"}}  # fmt: skip
     assert _get(cloud, f"/{cn.uuid}", "2.88").json()["hypervisor"]["uptime"] == "up 1 day"
+    hosts.answers["host1"] = None
+    _fault(_get(cloud, f"/{cn.id}/uptime"), 501, "The requested functionality is not supported.")
     assert _get(cloud, f"/{cn.uuid}/uptime", "2.88").status_code == 404
     old = datetime.datetime(2000, 1, 1)
     _, cn2 = cloud.compute("host2", last_seen_up=old, created_at=old)
@@ -166,6 +192,10 @@ def test_uptime(cloud: Cloud) -> None:
         400,
         "Compute service of host2 is unavailable at this time.",
     )
+    # A down host is not asked; its 2.88 uptime is null.
+    asked = len(hosts.asked)
+    assert _get(cloud, f"/{cn2.uuid}", "2.88").json()["hypervisor"]["uptime"] is None
+    assert len(hosts.asked) == asked
 
 
 def test_search_and_servers_until_252(cloud: Cloud) -> None:

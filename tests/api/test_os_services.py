@@ -65,8 +65,8 @@ class Cloud:
         with self.cell.begin() as conn:
             conn.execute(
                 sa.insert(cell_tables.instances).values(
+                    **{"project_id": "p", "user_id": "u", **values},
                     uuid=server_uuid, host=host, node=host, display_name=name, deleted=0,
-                    project_id="p", user_id="u", **values,
                 )
             )  # fmt: skip
         return server_uuid

@@ -201,6 +201,15 @@ def _paths(world: World) -> dict[str, str]:
         "/servers/{server_id}/ips/{id}": f"/v2.1/servers/{sid}/ips/private",
         "/servers/{server_id}/os-server-password": f"/v2.1/servers/{sid}/os-server-password",
         "/servers/{server_id}/topology": f"/v2.1/servers/{sid}/topology",
+        "/servers/{server_id}/diagnostics": f"/v2.1/servers/{sid}/diagnostics",
+        "/os-server-external-events": "/v2.1/os-server-external-events",
+        "/os-hosts": "/v2.1/os-hosts",
+        "/os-instance_usage_audit_log": "/v2.1/os-instance_usage_audit_log",
+        "/os-instance_usage_audit_log/{id}": "/v2.1/os-instance_usage_audit_log/2026-11-15 10:00:00",
+        "/os-hosts/{id}": "/v2.1/os-hosts/host1",
+        "/os-hosts/{id}/reboot": "/v2.1/os-hosts/host1/reboot",
+        "/os-hosts/{id}/shutdown": "/v2.1/os-hosts/host1/shutdown",
+        "/os-hosts/{id}/startup": "/v2.1/os-hosts/host1/startup",
         "/servers/{server_id}/metadata": f"/v2.1/servers/{sid}/metadata",
         "/servers/{server_id}/metadata/{id}": f"/v2.1/servers/{sid}/metadata/alice-meta",
         "/servers/{server_id}/migrations": f"/v2.1/servers/{sid}/migrations",
@@ -237,6 +246,12 @@ BODIES: dict[tuple[str, str], Any] = {
     ("PUT", "/os-quota-sets/{id}"): {"quota_set": {"instances": 1}},
     ("POST", "/os-server-groups"): {"server_group": {"name": "bob", "policy": "affinity"}},
     ("PUT", "/os-services/{id}"): {"status": "disabled"},
+    ("PUT", "/os-hosts/{id}"): {"status": "disable"},
+    ("POST", "/os-server-external-events"): {
+        "events": [
+            {"name": "network-changed", "server_uuid": "5c1a7e7e-0000-4000-8000-00000000000a"}
+        ]
+    },
     ("POST", "/servers"): {
         "server": {"name": "bob-vm", "imageRef": IMAGE, "flavorRef": "1", "networks": "none"}
     },
@@ -471,6 +486,17 @@ EXPECT: dict[tuple[str, str, str], int | str | tuple[int | str, int | str]] = {
     ("GET", "/servers/{server_id}/os-server-password", ""): NOT_FOUND,
     ("DELETE", "/servers/{server_id}/os-server-password", ""): NOT_FOUND,
     ("GET", "/servers/{server_id}/topology", ""): NOT_FOUND,
+    ("GET", "/servers/{server_id}/diagnostics", ""): NOT_FOUND,
+    # Events are the other services' (service or admin role) to report.
+    ("POST", "/os-server-external-events", ""): FORBIDDEN,
+    ("GET", "/os-hosts", ""): FORBIDDEN,
+    ("GET", "/os-instance_usage_audit_log", ""): FORBIDDEN,
+    ("GET", "/os-instance_usage_audit_log/{id}", ""): FORBIDDEN,
+    ("GET", "/os-hosts/{id}", ""): FORBIDDEN,
+    ("PUT", "/os-hosts/{id}", ""): FORBIDDEN,
+    ("GET", "/os-hosts/{id}/reboot", ""): FORBIDDEN,
+    ("GET", "/os-hosts/{id}/shutdown", ""): FORBIDDEN,
+    ("GET", "/os-hosts/{id}/startup", ""): FORBIDDEN,
     ("GET", "/servers/{server_id}/metadata", ""): NOT_FOUND,
     ("POST", "/servers/{server_id}/metadata", ""): NOT_FOUND,
     ("PUT", "/servers/{server_id}/metadata", ""): NOT_FOUND,

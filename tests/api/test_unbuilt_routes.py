@@ -128,8 +128,8 @@ def test_unbuilt_action_is_501(api: ApiClient, row: tuple[str, str, str, str]) -
 
 def test_issue_examples(api: ApiClient) -> None:
     for method, path, version in (
-        ("POST", "/v2.1/os-server-external-events", "2.1"),
-        ("GET", "/v2.1/os-instance_usage_audit_log", "2.1"),
+        ("GET", "/v2.1/os-networks", "2.35"),
+        ("GET", "/v2.1/os-tenant-networks", "2.35"),
         ("POST", f"/v2.1/servers/{SERVER}/os-interface", "2.1"),
         ("GET", "/v2.1/os-floating-ips", "2.35"),
         ("GET", "/v2/os-floating-ips", None),

@@ -18,6 +18,9 @@ from openkeel.api.usecases.services import CELL0_UUID, COMPUTE, is_uuid_like, se
 from openkeel.db.repositories import compute_nodes as nodes_repo
 from openkeel.db.repositories import services as services_repo
 from openkeel.domain.errors import Invalid, NotFound, NotImplementedYet
+from openkeel.rpc.errors import MessagingError
+from openkeel.rpc.message import CallContext
+from openkeel.rpc.messages.compute import GetHostUptime
 
 _INT32 = 2**31
 
@@ -38,6 +41,8 @@ class Hypervisor:
     service: services_repo.ServiceRecord
     up: bool
     servers: list[Server] | None = None
+    # The 2.88 ``uptime`` field, when looked up (HypervisorCatalog.shown_uptime).
+    uptime: str | None = None
 
     def stats_uptime(self) -> str | None:
         """The ``uptime`` the node's ``stats`` report, if any."""
@@ -62,6 +67,7 @@ class HypervisorCatalog:
         self._api_db: sa.Engine = services.api_db
         cells: Mapping[str, sa.Engine] = services.cell_dbs or {}
         self._cells = {k: e for k, e in cells.items() if k != CELL0_UUID}
+        self._compute = services.compute
 
     def _each_cell(self) -> Iterator[sa.Connection]:
         for engine in self._cells.values():
@@ -145,16 +151,27 @@ class HypervisorCatalog:
                 totals[key] = totals.get(key, 0) + value
         return totals
 
-    @staticmethod
-    def uptime(hypervisor: Hypervisor) -> str:
-        """The host's uptime: 400 when its service is down, 501 when nothing reports it."""
+    def uptime(self, hypervisor: Hypervisor, context: CallContext) -> str:
+        """The host's uptime as its driver reports it (a call to the compute host, as Nova's
+        HostAPI.get_host_uptime): 400 when its service is down, 501 when the driver cannot
+        tell (or no compute host can be reached from this process)."""
         if not hypervisor.up:
             host = hypervisor.node.host
             raise Invalid(f"Compute service of {host} is unavailable at this time.")
-        uptime = hypervisor.stats_uptime()
-        if uptime is None:
+        if self._compute is None:
             raise NotImplementedYet("The requested functionality is not supported.")
-        return uptime
+        return str(self._compute.call(context, hypervisor.node.host or "", GetHostUptime()))
+
+    def shown_uptime(self, hypervisor: Hypervisor, context: CallContext) -> str | None:
+        """The 2.88 ``uptime`` field: the node's stats when they carry it, else the driver's
+        answer; None when the service is down or the driver cannot tell (as Nova)."""
+        from_stats = hypervisor.stats_uptime()
+        if from_stats is not None:
+            return from_stats
+        try:
+            return self.uptime(hypervisor, context)
+        except (Invalid, NotImplementedYet, NotFound, MessagingError):
+            return None
 
 
 def _lookup(conn: sa.Connection, key: str) -> nodes_repo.ComputeNodeRecord | None:

@@ -168,3 +168,28 @@ def count_servers_on_host(conn: sa.Connection, host: str) -> int:
     """How many live instances are on ``host``."""
     query = sa.select(sa.func.count()).where(live(_I), _I.c.host == host)
     return int(conn.execute(query).scalar_one())
+
+
+@dataclass(frozen=True)
+class HostedUsage:
+    """What one live instance on a host takes, as its flavor says (os-hosts show)."""
+
+    project_id: str | None
+    vcpus: int
+    memory_mb: int
+    disk_gb: int
+
+
+def usage_on_host(conn: sa.Connection, host: str) -> list[HostedUsage]:
+    """The flavor resources of each live instance on ``host``, by id."""
+    query = (
+        sa.select(_I.c.project_id, _I.c.vcpus, _I.c.memory_mb, _I.c.root_gb, _I.c.ephemeral_gb)
+        .where(live(_I), _I.c.host == host)
+        .order_by(_I.c.id)
+    )
+    return [
+        HostedUsage(
+            r.project_id, r.vcpus or 0, r.memory_mb or 0, (r.root_gb or 0) + (r.ephemeral_gb or 0)
+        )
+        for r in conn.execute(query)
+    ]

@@ -429,7 +429,11 @@ def count_usage(conn: sa.Connection, project_id: str, user_id: str | None = None
 
 
 def active_in_window(
-    conn: sa.Connection, begin: Any, end: Any, project_id: str | None = None
+    conn: sa.Connection,
+    begin: Any,
+    end: Any,
+    project_id: str | None = None,
+    host: str | None = None,
 ) -> list[tuple[Any, str]]:
     """(created_at, uuid) of the instances, deleted ones included, that ran during
     [``begin``, ``end``): launched before ``end`` and not terminated before ``begin`` (Nova's
@@ -440,4 +444,6 @@ def active_in_window(
     )
     if project_id is not None:
         query = query.where(INST.c.project_id == project_id)
+    if host is not None:
+        query = query.where(INST.c.host == host)
     return [(row[0], row[1]) for row in conn.execute(query.order_by(INST.c.created_at, INST.c.id))]

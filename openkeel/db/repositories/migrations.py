@@ -15,6 +15,7 @@ import sqlalchemy as sa
 
 from openkeel.db.schema import cell as cell_schema
 from openkeel.db.schema.columns import utcnow
+from openkeel.db.softdelete import live
 from openkeel.domain.migrations import Migration, MigrationNotFound, MigrationNotFoundByStatus
 
 _M = cell_schema.migrations
@@ -143,3 +144,25 @@ def list_migrations(
         query = query.where(sa.func.coalesce(_M.c.updated_at, _M.c.created_at) <= changes_before)
     query = query.order_by(_M.c.created_at.desc(), _M.c.id.desc())
     return [_to_migration(row) for row in conn.execute(query).mappings()]
+
+
+_UNFINISHED_EXCLUDED = (
+    "confirmed",
+    "reverted",
+    "error",
+    "failed",
+    "completed",
+    "cancelled",
+    "done",
+)
+
+
+def hosts_of_unfinished(conn: sa.Connection, instance_uuid: str) -> set[str]:
+    """Source and destination hosts of the instance's migrations still under way (what
+    Nova reads from the instance's migration context)."""
+    query = sa.select(_M.c.source_compute, _M.c.dest_compute).where(
+        _M.c.instance_uuid == instance_uuid,
+        live(_M),
+        _M.c.status.not_in(_UNFINISHED_EXCLUDED),
+    )
+    return {h for row in conn.execute(query) for h in row if h}

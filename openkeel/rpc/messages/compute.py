@@ -266,10 +266,114 @@ class GetConsoleOutput(InstanceMessage):
     tail_length: int | None = None
 
 
+@dataclass(frozen=True)
+class GetDiagnostics(InstanceMessage):
+    """The driver's own diagnostics of a running guest (API before 2.48, call)."""
+
+    method: ClassVar[str] = "get_diagnostics"
+
+
+@dataclass(frozen=True)
+class GetInstanceDiagnostics(InstanceMessage):
+    """Standard diagnostics of a running guest (API from 2.48, call)."""
+
+    method: ClassVar[str] = "get_instance_diagnostics"
+
+
+# --- the host itself ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GetHostUptime(RpcMessage):
+    """The host's uptime line (API os-hypervisors, call)."""
+
+    method: ClassVar[str] = "get_host_uptime"
+    versions: ClassVar[tuple[str, ...]] = INSTANCE_ONLY_VERSIONS
+
+
+@dataclass(frozen=True)
+class SetHostEnabled(RpcMessage):
+    """Let the hypervisor accept new guests or not (API os-hosts, call)."""
+
+    method: ClassVar[str] = "set_host_enabled"
+    versions: ClassVar[tuple[str, ...]] = INSTANCE_ONLY_VERSIONS
+
+    enabled: bool
+
+
+@dataclass(frozen=True)
+class HostPowerAction(RpcMessage):
+    """Reboot, shut down or start up the hypervisor host (API os-hosts, call)."""
+
+    method: ClassVar[str] = "host_power_action"
+    versions: ClassVar[tuple[str, ...]] = INSTANCE_ONLY_VERSIONS
+
+    action: str
+
+
+@dataclass(frozen=True)
+class HostMaintenanceMode(RpcMessage):
+    """Start or end the host's maintenance window (API os-hosts, call)."""
+
+    method: ClassVar[str] = "host_maintenance_mode"
+    versions: ClassVar[tuple[str, ...]] = INSTANCE_ONLY_VERSIONS
+
+    host_param: str
+    mode: bool
+
+
+# --- external events (openkeel.compute.external_events) -----------------------------------
+
+
+@dataclass(frozen=True)
+class ExternalEvent:
+    """One event a service reported for an instance (Nova's InstanceExternalEvent)."""
+
+    instance_uuid: str
+    name: str
+    status: str = "completed"
+    tag: str | None = None
+
+    @property
+    def key(self) -> str:
+        """Nova's event key: ``name-tag``, or the name alone."""
+        return f"{self.name}-{self.tag}" if self.tag is not None else self.name
+
+
+@dataclass(frozen=True)
+class ExternalInstanceEvent(RpcMessage):
+    """Events for instances on this host, in the order received (API, cast). ``events``
+    are ExternalEvent documents (``instance_uuid``, ``name``, ``status``, ``tag``)."""
+
+    method: ClassVar[str] = "external_instance_event"
+    versions: ClassVar[tuple[str, ...]] = INSTANCE_ONLY_VERSIONS
+
+    instance_uuids: tuple[str, ...]
+    events: tuple[Json, ...]
+
+    @classmethod
+    def of(cls, events: list[ExternalEvent]) -> ExternalInstanceEvent:
+        uuids = tuple(dict.fromkeys(e.instance_uuid for e in events))
+        docs = tuple(
+            {"instance_uuid": e.instance_uuid, "name": e.name, "status": e.status, "tag": e.tag}
+            for e in events
+        )
+        return cls(uuids, docs)
+
+    def typed_events(self) -> list[ExternalEvent]:
+        found = []
+        for doc in self.events:
+            status = doc.get("status") or "completed"
+            found.append(ExternalEvent(doc["instance_uuid"], doc["name"], status, doc.get("tag")))
+        return found
+
+
 MESSAGES = by_method(
     BuildAndRunInstance, TerminateInstance, SoftDeleteInstance, RestoreInstance, StartInstance,
     StopInstance, PauseInstance, UnpauseInstance, SuspendInstance, ResumeInstance,
     InjectNetworkInfo, RebootInstance, RebuildInstance, PrepResize, ResizeInstance, FinishResize, ConfirmResize,
     RevertResize, FinishRevertResize, LiveMigration, PostLiveMigrationAtDestination,
-    LiveMigrationAbort, LiveMigrationForceComplete, GetConsoleOutput,
+    LiveMigrationAbort, LiveMigrationForceComplete, GetConsoleOutput, GetDiagnostics,
+    GetInstanceDiagnostics, GetHostUptime, SetHostEnabled, HostPowerAction, HostMaintenanceMode,
+    ExternalInstanceEvent,
 )  # fmt: skip

@@ -9,12 +9,14 @@ virt-launcher's ``guest-console-log`` container.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from urllib.parse import urlsplit
 
 from openkeel.domain.states import PowerState
 from openkeel.virt import errors
 from openkeel.virt.kubevirt import client as k
-from openkeel.virt.kubevirt.base import KubevirtBase, driver_error, vm_cpus, vm_memory_mb
+from openkeel.virt.kubevirt import diagnostics
+from openkeel.virt.kubevirt.base import KubevirtBase, driver_error
 from openkeel.virt.kubevirt.client import JsonObj, KubeError
 from openkeel.virt.kubevirt.manifests import naming, networks
 from openkeel.virt.kubevirt.virtapi import subresource_path
@@ -22,6 +24,7 @@ from openkeel.virt.model import (
     ConsoleInfo,
     Diagnostics,
     InstanceRef,
+    JsonValue,
     NetworkInterface,
     VolumeAttachment,
 )
@@ -139,21 +142,12 @@ class DevicesMixin(KubevirtBase):
     def get_serial_console(self, instance: InstanceRef) -> ConsoleInfo:
         return self._console(instance, "console")
 
-    def get_diagnostics(self, instance: InstanceRef) -> Diagnostics:
+    def get_diagnostics(self, instance: InstanceRef) -> dict[str, JsonValue]:
+        vm = self._require_vm(instance)
+        _state, vmi = self._state(instance)
+        return diagnostics.legacy_diagnostics(vm, vmi, datetime.now(UTC))
+
+    def get_instance_diagnostics(self, instance: InstanceRef) -> Diagnostics:
         vm = self._require_vm(instance)
         state, vmi = self._state(instance)
-        source = vmi["spec"] if vmi else _template(vm)
-        domain = source.get("domain", {})
-        devices = domain.get("devices", {})
-        volumes = source.get("volumes", [])
-        return Diagnostics(
-            state=state.name.lower(),
-            driver="kubevirt",
-            hypervisor="kvm",
-            hypervisor_os="linux",
-            config_drive=any("cloudInitConfigDrive" in v for v in volumes),
-            num_cpus=vm_cpus(domain),
-            num_nics=len([i for i in devices.get("interfaces", []) if i.get("state") != "absent"]),
-            num_disks=len(devices.get("disks", [])),
-            memory_mb=vm_memory_mb(domain),
-        )
+        return diagnostics.instance_diagnostics(vm, vmi, state, datetime.now(UTC))

@@ -11,11 +11,13 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 from openkeel.domain.states import PowerState
 from openkeel.virt import errors
 from openkeel.virt.kubevirt import client as k
+from openkeel.virt.kubevirt import diagnostics
 from openkeel.virt.kubevirt.base import (
     ANNOTATION_SPEC_HASH,
     LABEL_NODE,
@@ -46,6 +48,7 @@ from openkeel.virt.model import (
     NodeInventory,
     RebootType,
 )
+from openkeel.virt.uptime import uptime_line
 
 LOG = logging.getLogger(__name__)
 RUNNING_LIKE = {PowerState.RUNNING, PowerState.PAUSED, PowerState.SUSPENDED}
@@ -54,7 +57,12 @@ RUNNING_LIKE = {PowerState.RUNNING, PowerState.PAUSED, PowerState.SUSPENDED}
 class KubevirtDriver(MigrationMixin, RescueMixin, DevicesMixin):
     """One compute host = one Kubernetes node; guests = VirtualMachines pinned to it."""
 
-    unsupported = frozenset({"live_migration_force_complete", "set_admin_password", "trigger_crash_dump"})  # fmt: skip
+    unsupported = frozenset({
+        "live_migration_force_complete", "set_admin_password", "trigger_crash_dump",
+        # A Node is not the compute host's to cordon, power or drain (os-hosts, up to 2.42):
+        # disable the compute service instead, as with Nova's libvirt driver.
+        "set_host_enabled", "host_power_action", "host_maintenance_mode",
+    })  # fmt: skip
 
     def __init__(self, client: KubeClient, settings: KubevirtSettings, virt_api: VirtApi, *, owns_client: bool = False, **kw: Any) -> None:  # fmt: skip
         super().__init__(client, settings, virt_api, **kw)
@@ -111,6 +119,18 @@ class KubevirtDriver(MigrationMixin, RescueMixin, DevicesMixin):
                 return False
             return True
         return found is not None and node_capacity(found).ready
+
+    def get_host_uptime(self) -> str:
+        """Measured from the Node's last transition to Ready (Kubernetes reports no boot
+        time); NotSupported when the Node is gone, not Ready or does not say since when."""
+        try:
+            found = self.client.get_or_none(k.NODES, self.node)
+        except KubeError as exc:
+            raise _error(exc) from exc
+        since = diagnostics.ready_since(found) if found is not None else None
+        if since is None:
+            raise self._not_supported("get_host_uptime")
+        return uptime_line(datetime.now(UTC), since)
 
     def get_available_nodes(self, refresh: bool = False) -> list[str]:
         return [self.node]

@@ -324,12 +324,50 @@ def test_volume_and_interface_hotplug_are_idempotent(
 
 
 def test_consoles_and_diagnostics(driver: ComputeDriver, running: InstanceSpec) -> None:
-    needs(driver, "get_console_output", "get_vnc_console", "get_serial_console", "get_diagnostics")
+    needs(driver, "get_console_output", "get_vnc_console", "get_serial_console")
     assert isinstance(driver.get_console_output(running.ref), str)
     assert driver.get_vnc_console(running.ref).port > 0
     assert driver.get_serial_console(running.ref).port > 0
-    diag = driver.get_diagnostics(running.ref)
+
+
+def test_diagnostics_of_a_running_guest(driver: ComputeDriver, running: InstanceSpec) -> None:
+    needs(driver, "get_diagnostics", "get_instance_diagnostics")
+    legacy = driver.get_diagnostics(running.ref)
+    assert legacy and all(isinstance(key, str) for key in legacy)
+    diag = driver.get_instance_diagnostics(running.ref)
     assert (diag.state, diag.num_cpus, diag.memory_mb) == ("running", 1, 512)
+    # Nova's API schema names only Nova's drivers.
+    assert diag.driver in ("ironic", "libvirt", "vmwareapi", "xenapi")
+    assert diag.uptime is not None and diag.uptime >= 0
+    assert len(diag.cpu_details) == diag.num_cpus
+    assert [n.mac_address for n in diag.nic_details] == [PORT.mac_address]
+    assert len(diag.disk_details) == diag.num_disks >= 1
+
+
+def test_diagnostics_of_a_stopped_guest(driver: ComputeDriver, running: InstanceSpec) -> None:
+    needs(driver, "get_instance_diagnostics", "power_off")
+    driver.power_off(running.ref)
+    diag = driver.get_instance_diagnostics(running.ref)
+    assert (diag.state, diag.uptime) == ("shutdown", None)
+
+
+def test_host_uptime(driver: ComputeDriver) -> None:
+    needs(driver, "get_host_uptime")
+    line = driver.get_host_uptime()
+    assert " up " in line
+
+
+def test_host_status_and_power_actions(driver: ComputeDriver) -> None:
+    needs(driver, "set_host_enabled", "host_power_action")
+    assert [driver.set_host_enabled(False), driver.set_host_enabled(True)] == ["disabled", "enabled"]  # fmt: skip
+    for action in ("reboot", "shutdown", "startup"):
+        assert driver.host_power_action(action) == action
+
+
+def test_host_maintenance_mode(driver: ComputeDriver) -> None:
+    needs(driver, "host_maintenance_mode")
+    assert driver.host_maintenance_mode(True) == "on_maintenance"
+    assert driver.host_maintenance_mode(False) == "off_maintenance"
 
 
 def _call(driver: ComputeDriver, spec: InstanceSpec, operation: str) -> Callable[[], object]:
@@ -353,6 +391,10 @@ def _call(driver: ComputeDriver, spec: InstanceSpec, operation: str) -> Callable
         "attach_interface": lambda: driver.attach_interface(spec.ref, PORT),
         "detach_interface": lambda: driver.detach_interface(spec.ref, "p"),
         "set_admin_password": lambda: driver.set_admin_password(spec.ref, "pw"),
+        "get_host_uptime": driver.get_host_uptime,
+        "set_host_enabled": lambda: driver.set_host_enabled(False),
+        "host_power_action": lambda: driver.host_power_action("reboot"),
+        "host_maintenance_mode": lambda: driver.host_maintenance_mode(True),
     }
     return calls.get(operation, lambda: getattr(driver, operation)(spec.ref))
 

@@ -70,7 +70,14 @@ def ensure_node(
     status = {
         "capacity": resources,
         "allocatable": resources,
-        "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady"}],
+        "conditions": [
+            {
+                "type": "Ready",
+                "status": "True",
+                "reason": "KubeletReady",
+                "lastTransitionTime": "2026-01-01T00:00:00Z",
+            }
+        ],
         "nodeInfo": {"kernelVersion": "6.1.0-13-amd64"},
     }
     return client.patch(k.NODES, name, {"status": status}, sub="status")

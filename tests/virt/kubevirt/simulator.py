@@ -25,6 +25,7 @@ from __future__ import annotations
 import copy
 import threading
 from collections.abc import Callable
+from datetime import UTC, datetime
 
 from openkeel.virt.kubevirt import client as k
 from openkeel.virt.kubevirt.client import JsonObj, KubeClient
@@ -393,6 +394,11 @@ class Simulator:
             if status.get("phase", "") != vmi.get("status", {}).get("phase", ""):
                 return False  # someone else moved it on
             status["phase"] = phase
+            # As virt-controller does: when the VMI entered each phase.
+            stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+            status.setdefault("phaseTransitionTimestamps", []).append(
+                {"phase": phase, "phaseTransitionTimestamp": stamp}
+            )
             if phase == "Running" and status.get("nodeName") in self.failing_nodes:
                 status["phase"] = "Failed"
                 status["reason"] = "PodFailed"

@@ -275,7 +275,9 @@ def test_every_operation_with_the_manifest_rbac(sa_client: Recording, applied: A
         source.detach_interface(spec.ref, "p-2")
         source.rescue(spec, IMAGE, None)
         source.unrescue(spec.ref)
-        assert source.get_diagnostics(spec.ref).num_cpus == 2
+        assert source.get_instance_diagnostics(spec.ref).num_cpus == 2
+        assert source.get_diagnostics(spec.ref)["vcpus"] == 2
+        assert " up " in source.get_host_uptime()
         source.live_migration(spec.ref, "host-b", lambda _p: None)
         dest.post_live_migration_at_destination(spec)
         assert dest.list_instance_uuids() == [spec.uuid]

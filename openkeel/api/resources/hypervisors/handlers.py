@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from openkeel.api.request import ApiRequest
 from openkeel.api.resources.hypervisors import views
-from openkeel.api.usecases.hypervisors import HypervisorCatalog, not_found
+from openkeel.api.usecases.hypervisors import Hypervisor, HypervisorCatalog, not_found
+from openkeel.api.usecases.servers.create import call_context
 from openkeel.api.usecases.services import is_uuid_like
 from openkeel.domain.errors import Invalid
 
@@ -41,8 +43,16 @@ def _listing(req: ApiRequest, detail: bool) -> dict[str, Any]:
     for node in nodes:
         hyp = catalog.describe(node, with_servers)
         if hyp is not None:
+            hyp = _with_uptime(req, catalog, hyp) if detail else hyp
             items.append(views.hypervisor(req, hyp, detail, with_servers))
     return views.collection(req, items, detail, limit if paging else None)
+
+
+def _with_uptime(req: ApiRequest, catalog: HypervisorCatalog, hyp: Hypervisor) -> Hypervisor:
+    """``hyp`` with the uptime the detailed view shows from 2.88."""
+    if not req.at_least("2.88"):
+        return hyp
+    return dataclasses.replace(hyp, uptime=catalog.shown_uptime(hyp, call_context(req.context)))
 
 
 def list_hypervisors(req: ApiRequest) -> dict[str, Any]:
@@ -78,6 +88,7 @@ def show_hypervisor(req: ApiRequest) -> dict[str, Any]:
     hyp = catalog.describe(catalog.get(hypervisor_id), with_servers)
     if hyp is None:
         raise not_found(hypervisor_id)
+    hyp = _with_uptime(req, catalog, hyp)
     return {"hypervisor": views.hypervisor(req, hyp, True, with_servers)}
 
 
@@ -90,7 +101,7 @@ def show_uptime(req: ApiRequest) -> dict[str, Any]:
     hyp = catalog.describe(catalog.get(hypervisor_id), False)
     if hyp is None:
         raise not_found(hypervisor_id)
-    uptime = catalog.uptime(hyp)
+    uptime = catalog.uptime(hyp, call_context(req.context))
     return {"hypervisor": {**views.hypervisor(req, hyp, False), "uptime": uptime}}
 
 

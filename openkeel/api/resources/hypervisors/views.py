@@ -43,7 +43,7 @@ def _details(req: ApiRequest, hyp: Hypervisor) -> dict[str, Any]:
         "disabled_reason": service.disabled_reason,
     }
     if req.at_least("2.88"):
-        body["uptime"] = hyp.stats_uptime()
+        body["uptime"] = hyp.uptime
     else:
         body.update({f: getattr(node, f) for f in _RESOURCES})
         body["cpu_info"] = _cpu_info(req, node.cpu_info)

@@ -1,0 +1,1 @@
+"""GET /servers/{server_id}/diagnostics: what the hypervisor reports about a guest."""

@@ -1,0 +1,1 @@
+"""POST /os-server-external-events: events other services report about instances."""
