@@ -20,7 +20,7 @@ from openkeel.api.usecases.images import glance_client
 from openkeel.clients.image import ImageService
 from openkeel.clients.placement_embedded import EmbeddedPlacement
 from openkeel.cmd import identity, logs, preflight
-from openkeel.cmd.api import api_server
+from openkeel.cmd.api import api_server, network_service
 from openkeel.cmd.bootstrap import bootstrap_embedded
 from openkeel.cmd.roles import (
     RoleSet,
@@ -145,6 +145,7 @@ def run(
         url = f"http://{host}:{sock.getsockname()[1]}"
         with preflight.starting("start-up"):
             api_db, cell_dbs = bootstrap_embedded(conf)
+            password = _bootstrap(conf, root, api_db)
             roles, placement = start_roles(conf, root, api_db, cell_dbs, hosts)
             stack.callback(placement.stop)
             stack.callback(roles.stop)
@@ -153,17 +154,18 @@ def run(
                 placement=placement.client(), **api_clients(roles.transport),
             )  # fmt: skip
             server = api_server(services, host, sock.getsockname()[1], image_api=True)
-            password = _write_clouds_yaml(conf, root, url, api_db)
+            _write_clouds_yaml(conf, root, url, password)
         _announce(conf, root, f"{url}/v2.1", roles, password)
         server.run(sockets=[sock])
     return 0
 
 
-def _write_clouds_yaml(conf: cfg.ConfigOpts, root: Path, url: str, api_db: sa.Engine) -> str | None:
-    """Write ``clouds.yaml`` for the way this cloud authenticates; the admin password when the
-    embedded identity service holds it (bootstrapped on first start)."""
-    strategy = conf.api.auth_strategy
-    if strategy == "embedded":
+def _bootstrap(conf: cfg.ConfigOpts, root: Path, api_db: sa.Engine) -> str | None:
+    """The embedded identity service's admin (its password, made on first start) and the
+    embedded network service's networks, owned by the admin project; before any role starts.
+    None when the identity is not the embedded one."""
+    owner, password = "admin", None
+    if conf.api.auth_strategy == "embedded":
         password = identity.admin_password(root)
         service = identity.identity_service(conf, api_db, image_api=True)
         admin = service.bootstrap(password)
@@ -171,14 +173,31 @@ def _write_clouds_yaml(conf: cfg.ConfigOpts, root: Path, url: str, api_db: sa.En
             LOG.warning(
                 "the admin password was changed since %s was written", identity.ADMIN_PASSWORD_FILE
             )
+        owner = admin.default_project_id or owner
+    _bootstrap_network(conf, api_db, owner)
+    return password
+
+
+def _write_clouds_yaml(conf: cfg.ConfigOpts, root: Path, url: str, password: str | None) -> None:
+    """``clouds.yaml`` for the way this cloud authenticates (none for a real Keystone)."""
+    if password is not None:
         (root / "clouds.yaml").write_text(clouds_yaml(url, password))
-        return password
-    if strategy == "noauth2":
+    elif conf.api.auth_strategy == "noauth2":
         image = None if locates_glance(conf.glance) else f"{url}/image"
         (root / "clouds.yaml").write_text(
             noauth_clouds_yaml(f"{url}/v2.1", f"{url}/identity/v3", image)
         )
-    return None
+
+
+def _bootstrap_network(conf: cfg.ConfigOpts, api_db: sa.Engine, owner: str) -> None:
+    """The embedded network service's ``private`` (the flat network) and ``public``
+    networks, owned by the admin project."""
+    opts = conf.openkeel_network
+    if opts.backend != "flat":
+        return
+    private = {"id": opts.network_id, "name": opts.network_name, "cidr": opts.cidr,
+               "gateway": opts.gateway, "dns_nameservers": opts.dns_nameservers}  # fmt: skip
+    network_service(api_db).bootstrap(owner, private)
 
 
 def _overrides(root: Path, kubeconfig: str | None) -> dict[str, object]:

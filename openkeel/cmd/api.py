@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import sqlalchemy as sa
 import uvicorn
 
 from openkeel.api.app import ComputeApiApp
@@ -20,9 +21,14 @@ from openkeel.clients.image import Caller
 from openkeel.cmd import identity as embedded
 from openkeel.cmd import logs, preflight
 from openkeel.conf.glance import locates_glance
+from openkeel.db.network_store import NetworkStore
 from openkeel.image_api.app import Identify, build_image_app
 from openkeel.image_api.services import image_api_services
 from openkeel.image_api.usecases.image_data import recover
+from openkeel.network.embedded.service import Caller as NetworkCaller
+from openkeel.network.embedded.service import NetworkService
+from openkeel.network_api.app import Identify as NetworkIdentify
+from openkeel.network_api.app import build_network_app
 
 
 def image_identity(authenticator: Authenticator) -> Identify:
@@ -51,6 +57,30 @@ def with_image_api(app: ComputeApiApp, services: ApiServices) -> Any:
     return build_image_app(app, image_services, image_identity(app.authenticator))
 
 
+def network_identity(authenticator: Authenticator) -> NetworkIdentify:
+    """Who calls the network API: the compute API's authenticator turned into the network
+    service's caller (Neutron's admin is the admin role)."""
+
+    def identify(headers: dict[str, str], request_id: str) -> NetworkCaller:
+        context = authenticator.authenticate(headers, request_id)
+        return NetworkCaller(context.project_id, "admin" in context.roles)
+
+    return identify
+
+
+def network_service(api_db: sa.Engine) -> NetworkService:
+    """The embedded network service over the API database (tables made when missing)."""
+    store = NetworkStore(api_db)
+    store.install()
+    return NetworkService(store)
+
+
+def with_network_api(app: Any, authenticator: Authenticator, services: ApiServices) -> Any:
+    """``app`` with the embedded network API under ``/networking`` (decision 0041)."""
+    identify = network_identity(authenticator)
+    return build_network_app(app, network_service(services.api_db), identify)
+
+
 def api_app(services: ApiServices, url: str, image_api: bool = False) -> Any:
     """The ASGI app of an API process reached at ``url``.
 
@@ -65,9 +95,12 @@ def api_app(services: ApiServices, url: str, image_api: bool = False) -> Any:
     if conf.api.auth_strategy == "embedded":
         identity = embedded.identity_service(conf, services.api_db, image_api)
         authenticator = embedded.authenticator(conf, identity, url)
-    app: Any = build_api_app(services, authenticator)
+    compute: ComputeApiApp = build_api_app(services, authenticator)
+    app: Any = compute
     if image_api:
-        app = with_image_api(app, services)
+        app = with_image_api(compute, services)
+        if conf.openkeel_network.backend == "flat":
+            app = with_network_api(app, compute.authenticator, services)
     if identity is not None:
         app = embedded.with_identity_api(app, identity)
     if conf.api.auth_strategy == "noauth2":

@@ -30,12 +30,14 @@ ADMIN_PASSWORD_FILE = "admin-password"
 
 
 def catalog(conf: cfg.ConfigOpts, image_api: bool) -> tuple[CatalogEntry, ...]:
-    """What this process serves (compute, identity, the embedded image API) and, when
-    configured, where Glance is."""
+    """What this process serves (compute, identity, the embedded image and network APIs of the
+    all-in-one) and, when configured, where Glance is."""
     entries = [
         CatalogEntry("compute", "nova", "/v2.1"),
         CatalogEntry("identity", "keystone", PREFIX),
     ]
+    if image_api and conf.openkeel_network.backend == "flat":
+        entries.append(CatalogEntry("network", "neutron", "/networking"))
     glance = conf.glance
     if image_api and not locates_glance(glance):
         entries.append(CatalogEntry("image", "glance", "/image"))

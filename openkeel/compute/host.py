@@ -70,5 +70,7 @@ class ComputeHost:
     # Operations waiting for external events (openkeel.compute.external_events).
     events: InstanceEventWaiters = field(default_factory=InstanceEventWaiters)
 
-    def net_ref(self, uuid: str, project_id: str) -> InstanceNetRef:
-        return InstanceNetRef(uuid=uuid, project_id=project_id, host=self.host)
+    def net_ref(
+        self, uuid: str, project_id: str, security_groups: tuple[str, ...] = ()
+    ) -> InstanceNetRef:
+        return InstanceNetRef(uuid, project_id, self.host, security_groups)

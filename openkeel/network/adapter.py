@@ -73,6 +73,9 @@ class InstanceNetRef:
     uuid: str
     project_id: str
     host: str | None = None
+    # The server's security groups by name or id (its ports get them; "default" is the
+    # project's default group).
+    security_groups: tuple[str, ...] = ()
 
 
 class NetworkAdapter(abc.ABC):

@@ -6,7 +6,7 @@ these there, so they are ``Invalid`` (400) here; compute turns them into build f
 
 from __future__ import annotations
 
-from openkeel.domain.errors import Invalid
+from openkeel.domain.errors import Conflict, Invalid
 
 
 class NetworkError(Invalid):
@@ -60,3 +60,28 @@ class SecurityGroupNotFound(NetworkError):
 
     def __init__(self, name_or_id: str) -> None:
         super().__init__(f"Unable to find security_group with name or id '{name_or_id}'")
+
+
+class PortInUse(Conflict):
+    """The port is bound to another server (409, as Nova answers it)."""
+
+    def __init__(self, port_id: str) -> None:
+        super().__init__(f"Port {port_id} is still in use.")
+
+
+class MultiplePortsNotApplicable(NetworkError):
+    def __init__(self) -> None:
+        super().__init__(
+            "Failed to launch instances: Unable to launch multiple instances with a single "
+            "configured port ID. Please launch your instance one by one with different ports."
+        )
+
+
+class SecurityGroupNotUnique(Conflict):
+    """Several of the project's groups have that name (Nova's NoUniqueMatch, 409)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(
+            f"Multiple security_group matches found for name '{name}', use an ID to be more "
+            "specific."
+        )

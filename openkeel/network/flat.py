@@ -1,36 +1,41 @@
-"""The embedded flat network (``[openkeel_network] backend = flat``).
+"""The embedded network adapter (``[openkeel_network] backend = flat``), on the embedded network
+service (:mod:`openkeel.network.embedded`, decision 0041).
 
-One network (``[openkeel_network]`` network_id, network_name, cidr, gateway, dns_nameservers);
-every instance asking for ``auto``, for nothing, or for that network by id or label gets one
-VIF with the next free IPv4 address. Allocations are rows of ``openkeel_fixed_ips`` in the API
-database (openkeel.network.schema): an insert that hits the unique constraint means another
-allocator won that address, so the next one is tried.
+A server's VIFs are ports of that service: ``auto`` or nothing gives one port on the shared
+``private`` network (``[openkeel_network]`` network_id, network_name, cidr, gateway,
+dns_nameservers); a network asked for by id (or label) gives a port on it; a port asked for is
+bound to the server. The addresses come from the subnet's pools, one claim per address, so a
+server never shares an address with any other port. Ports compute made go with the server; a
+port the user gave is only unbound. Data directories from before the service keep their
+addresses: the rows of ``openkeel_fixed_ips`` become ports once.
 """
 
 from __future__ import annotations
 
-import datetime
 import ipaddress
-import random
-import uuid as uuidlib
 from collections.abc import Sequence
 from typing import Any
 
 import sqlalchemy as sa
 from oslo_config import cfg
 
+from openkeel.db.network_store import NetworkStore
 from openkeel.db.schema import api as api_tables
 from openkeel.network import errors
 from openkeel.network.adapter import InstanceNetRef, NetworkAdapter, NetworkInfo, RequestedNetwork
+from openkeel.network.embedded.faults import NetworkFault
+from openkeel.network.embedded.service import Caller, NetworkService, Row
 from openkeel.network.schema import ensure_schema, fixed_ips
 
-_T = fixed_ips
 _MAPPINGS = api_tables.instance_mappings
-_MAX_RACES = 32
+COMPUTE_OWNER = "compute:nova"
+# The project owning the networks a compute process makes when it finds none (the all-in-one
+# bootstraps them first, owned by its admin project).
+DEFAULT_OWNER = "admin"
 
 
 class FlatNetwork(NetworkAdapter):
-    """Allocates addresses of one IPv4 CIDR to instances."""
+    """Ports of the embedded network service for instances."""
 
     name = "flat"
 
@@ -39,69 +44,112 @@ class FlatNetwork(NetworkAdapter):
         self.network_id: str = opts.network_id
         self.label: str = opts.network_name
         self.bridge: str = opts.bridge
-        self.cidr = ipaddress.IPv4Network(opts.cidr, strict=False)
-        hosts = list(self.cidr.hosts())
-        self.gateway = ipaddress.IPv4Address(opts.gateway) if opts.gateway else hosts[0]
-        self.dns: list[str] = list(opts.dns_nameservers)
-        self._pool = [ip for ip in hosts if ip != self.gateway]
+        self.store = NetworkStore(api_db)
+        self.store.install()
+        self.service = NetworkService(self.store)
+        self.service.ensure_network(DEFAULT_OWNER, {
+            "id": opts.network_id, "name": opts.network_name, "cidr": opts.cidr,
+            "gateway": opts.gateway, "dns_nameservers": list(opts.dns_nameservers),
+        })  # fmt: skip
         self.db = api_db
-        ensure_schema(api_db)
+        self._adopt_old_addresses()
 
     # --- validation ------------------------------------------------------------------------
 
-    def _wanted(self, requested: Sequence[RequestedNetwork]) -> list[RequestedNetwork]:
-        """The requests that need a VIF on this network (none: no network at all)."""
+    def _network(self, ident: str, project_id: str | None) -> Row:
+        """A network the project may boot on, by id or label."""
+        row = self.store.get("networks", ident)
+        if row is None:
+            row = next(iter(self.store.list("networks", name=ident)), None)
+        if row is None or row["external"]:
+            raise errors.NetworkNotFound(ident)
+        if project_id is not None and not (row["shared"] or row["project_id"] == project_id):
+            raise errors.NetworkNotFound(ident)
+        return row
+
+    def _wanted(
+        self, requested: Sequence[RequestedNetwork], project_id: str | None
+    ) -> list[tuple[RequestedNetwork, Row | None]]:
+        """The requests that need a VIF, with their network (None: a given port)."""
         if any(item.is_none for item in requested):
             return []
         if not requested or any(item.is_auto for item in requested):
-            return [RequestedNetwork(network_id=self.network_id)]
+            return [
+                (RequestedNetwork(network_id=self.network_id), self._network(self.network_id, None))
+            ]
+        out: list[tuple[RequestedNetwork, Row | None]] = []
         for item in requested:
             if item.port_id:
-                raise errors.PortNotFound(item.port_id)
-            if item.network_id not in (self.network_id, self.label):
-                raise errors.NetworkNotFound(str(item.network_id))
-        return list(requested)
+                out.append((item, None))
+            else:
+                out.append((item, self._network(str(item.network_id), project_id)))
+        return out
 
-    def _check_address(self, address: str) -> ipaddress.IPv4Address:
+    def _port(self, port_id: str, project_id: str | None) -> Row:
+        port = self.store.get("ports", port_id)
+        if port is None or (project_id is not None and port["project_id"] != project_id):
+            raise errors.PortNotFound(port_id)
+        return port
+
+    def _check_address(self, network: Row, address: str) -> str:
         try:
             ip = ipaddress.ip_address(address)
         except ValueError:
             raise errors.InvalidFixedIp(address) from None
-        if not isinstance(ip, ipaddress.IPv4Address) or ip not in self._pool:
-            raise errors.FixedIpNotInNetwork(address, self.network_id)
-        return ip
+        for subnet in self.store.list("subnets", network_id=network["id"]):
+            if ip in ipaddress.ip_network(subnet["cidr"]) and str(ip) != subnet["gateway_ip"]:
+                return str(ip)
+        raise errors.FixedIpNotInNetwork(address, network["id"])
 
     def validate_networks(
         self, requested: Sequence[RequestedNetwork], max_count: int, project_id: str | None = None
     ) -> int:
-        wanted = self._wanted(requested)
-        for item in wanted:
+        for item, network in self._wanted(requested, project_id):
+            if network is None:
+                port = self._port(str(item.port_id), project_id)
+                if port["device_id"]:
+                    raise errors.PortInUse(port["id"])
+                if max_count > 1:
+                    raise errors.MultiplePortsNotApplicable()
+                continue
             if item.address is None:
                 continue
-            self._check_address(item.address)
+            address = self._check_address(network, item.address)
             if max_count > 1:
                 raise errors.InvalidFixedIpAndMaxCountRequest(
                     "max_count cannot be greater than 1 if an fixed_ip is specified."
                 )
-            owner = self._owner(item.address, project_id)
-            if owner is not None:
-                raise errors.FixedIpAlreadyInUse(item.address, owner)
+            holder = self._holder(network["id"], address, project_id)
+            if holder is not None:
+                raise errors.FixedIpAlreadyInUse(address, holder or None)
         return max_count
 
-    def _owner(self, address: str, project_id: str | None = None) -> str | None:
-        """The instance holding ``address`` when the caller may see its port: any for an admin
-        (``project_id`` None), else only one of ``project_id``. Neutron lists a non-admin only
-        its project's ports, so Nova names no other project's instance (the boot fails later,
-        at allocation, with "already in use")."""
-        query = sa.select(_T.c.instance_uuid).where(
-            _T.c.network_id == self.network_id, _T.c.address == address
-        )
-        if project_id is not None:
-            query = query.join(_MAPPINGS, _MAPPINGS.c.instance_uuid == _T.c.instance_uuid).where(
-                _MAPPINGS.c.project_id == project_id
-            )
-        with self.db.connect() as conn:
-            return conn.execute(query).scalar_one_or_none()
+    def _holder(self, network_id: str, address: str, project_id: str | None) -> str | None:
+        """The server holding the address, as far as the caller may see: Neutron lists a
+        non-admin (``project_id``) only its own ports, so another project's holder is not seen
+        here (the boot then fails at allocation, naming nobody). "" for an unbound port."""
+        if address not in self.store.allocated(network_id):
+            return None
+        for port in self.store.list("ports", network_id=network_id):
+            if any(f["ip_address"] == address for f in port["fixed_ips"]):
+                if project_id is not None and port["project_id"] != project_id:
+                    return None
+                return str(port["device_id"])
+        return None
+
+    def find_security_group(self, project_id: str, name_or_id: str) -> str:
+        """The project's group by id or unique name (Nova's lookup through Neutron)."""
+        if name_or_id == "default":
+            return self.service.default_security_group(project_id)
+        row = self.store.get("security_groups", name_or_id)
+        if row is not None and row["project_id"] == project_id:
+            return str(row["id"])
+        named = self.store.list("security_groups", project_id=project_id, name=name_or_id)
+        if len(named) > 1:
+            raise errors.SecurityGroupNotUnique(name_or_id)
+        if not named:
+            raise errors.SecurityGroupNotFound(name_or_id)
+        return str(named[0]["id"])
 
     # --- allocation ------------------------------------------------------------------------
 
@@ -111,106 +159,162 @@ class FlatNetwork(NetworkAdapter):
         existing = self.get_instance_nw_info(instance)
         if existing:
             return existing
-        for index, item in enumerate(self._wanted(requested)):
-            self._allocate_one(instance, item, index)
+        admin = Caller(instance.project_id, True)
+        made: list[str] = []
+        try:
+            for item, network in self._wanted(requested, None):
+                if network is None:
+                    self._bind(admin, instance, str(item.port_id), item.tag)
+                else:
+                    made.append(self._create(admin, instance, network, item)["id"])
+        except BaseException:
+            for port_id in made:
+                self.service.delete_port(admin, port_id)
+            raise
         return self.get_instance_nw_info(instance)
 
-    def _allocate_one(self, instance: InstanceNetRef, item: RequestedNetwork, index: int) -> None:
-        row = {
-            "network_id": self.network_id,
-            "instance_uuid": instance.uuid,
-            "port_id": str(uuidlib.uuid4()),
-            "mac_address": _random_mac(),
-            "tag": item.tag,
-            "created_at": datetime.datetime.now(datetime.UTC).replace(tzinfo=None),
-        }
+    def _create(
+        self, admin: Caller, instance: InstanceNetRef, network: Row, item: RequestedNetwork
+    ) -> Row:
+        ref: dict[str, Any] = {
+            "network_id": network["id"], "project_id": instance.project_id,
+            "device_id": instance.uuid, "device_owner": COMPUTE_OWNER,
+            "binding:host_id": instance.host or "",
+        }  # fmt: skip
         if item.address is not None:
-            self._check_address(item.address)
-            if not self._insert({**row, "address": item.address}):
+            ref["fixed_ips"] = [{"ip_address": self._check_address(network, item.address)}]
+        if instance.security_groups:
+            ref["security_groups"] = list(dict.fromkeys(
+                self.find_security_group(instance.project_id, name)
+                for name in instance.security_groups
+            ))  # fmt: skip
+        try:
+            return self.service.create_port(
+                admin, ref, {"created_by_compute": True, "device_tag": item.tag, "status": "ACTIVE"}
+            )
+        except NetworkFault as fault:
+            if fault.kind == "IpAddressInUse":
                 # Nova's words when Neutron refuses the address: the holder is not named (the
                 # fault is shown to the booting project, which may not own it).
-                raise errors.FixedIpAlreadyInUse(item.address)
-            return
-        for _ in range(_MAX_RACES):
-            free = self._first_free()
-            if free is None:
-                break
-            if self._insert({**row, "address": free}):
-                return
-        raise errors.NoMoreFixedIps(self.network_id)
+                raise errors.FixedIpAlreadyInUse(str(item.address)) from fault
+            if fault.kind == "IpAddressGenerationFailure":
+                raise errors.NoMoreFixedIps(network["id"]) from fault
+            raise
 
-    def _first_free(self) -> str | None:
-        query = sa.select(_T.c.address).where(_T.c.network_id == self.network_id)
-        with self.db.connect() as conn:
-            used = set(conn.execute(query).scalars())
-        for ip in self._pool:
-            if str(ip) not in used:
-                return str(ip)
-        return None
-
-    def _insert(self, row: dict[str, Any]) -> bool:
-        try:
-            with self.db.begin() as conn:
-                conn.execute(sa.insert(_T).values(row))
-        except sa.exc.IntegrityError:
-            return False
-        return True
+    def _bind(self, admin: Caller, instance: InstanceNetRef, port_id: str, tag: str | None) -> None:
+        port = self._port(port_id, instance.project_id)
+        if port["device_id"] and port["device_id"] != instance.uuid:
+            raise errors.PortInUse(port_id)
+        self.store.update("ports", port_id, {
+            "device_id": instance.uuid, "device_owner": COMPUTE_OWNER, "status": "ACTIVE",
+            "binding_host_id": instance.host or "", "device_tag": tag,
+        })  # fmt: skip
 
     def deallocate_for_instance(self, instance: InstanceNetRef) -> None:
-        with self.db.begin() as conn:
-            conn.execute(sa.delete(_T).where(_T.c.instance_uuid == instance.uuid))
+        for port in self.store.list("ports", device_id=instance.uuid):
+            if port["created_by_compute"]:
+                self.service.delete_port(Caller(None, True), port["id"])
+            else:  # the user's port outlives the server, unbound
+                self.store.update("ports", port["id"], {
+                    "device_id": "", "device_owner": "", "status": "DOWN",
+                    "binding_host_id": "", "device_tag": None,
+                })  # fmt: skip
 
     def get_instance_nw_info(self, instance: InstanceNetRef) -> NetworkInfo:
-        query = sa.select(_T).where(_T.c.instance_uuid == instance.uuid).order_by(_T.c.id)
-        with self.db.connect() as conn:
-            rows = list(conn.execute(query))
-        return [self._vif(row, instance) for row in rows]
+        ports = self.store.list("ports", device_id=instance.uuid)
+        return [self._vif(port, instance) for port in ports]
 
     # --- Nova's network model ----------------------------------------------------------------
 
-    def _vif(self, row: sa.Row[Any], instance: InstanceNetRef) -> dict[str, Any]:
+    def _vif(self, port: Row, instance: InstanceNetRef) -> dict[str, Any]:
+        network = self.store.get("networks", port["network_id"]) or {"name": "", "mtu": 1500}
+        floating = {f["fixed_ip_address"]: f["floating_ip_address"]
+                    for f in self.store.list("floatingips", port_id=port["id"])}  # fmt: skip
+        subnets = []
+        for subnet_id in dict.fromkeys(f["subnet_id"] for f in port["fixed_ips"]):
+            subnet = self.store.get("subnets", subnet_id)
+            if subnet is None:
+                continue
+            ips = [f["ip_address"] for f in port["fixed_ips"] if f["subnet_id"] == subnet_id]
+            subnets.append(_subnet(subnet, ips, floating))
         return {
-            "id": row.port_id,
-            "address": row.mac_address,
+            "id": port["id"],
+            "address": port["mac_address"],
             "network": {
-                "id": self.network_id,
+                "id": port["network_id"],
                 "bridge": self.bridge,
-                "label": self.label,
-                "subnets": [self._subnet(row.address)],
-                "meta": {"injected": False, "tenant_id": instance.project_id, "mtu": 1500},
+                "label": network["name"],
+                "subnets": subnets,
+                "meta": {
+                    "injected": False,
+                    "tenant_id": instance.project_id,
+                    "mtu": network["mtu"],
+                },
             },
             "type": "bridge",
             "details": {},
-            "devname": f"tap{row.port_id}"[:14],
+            "devname": f"tap{port['id']}"[:14],
             "ovs_interfaceid": None,
             "qbh_params": None,
             "qbg_params": None,
             "active": True,
-            "vnic_type": "normal",
-            "profile": {},
-            "preserve_on_delete": False,
+            "vnic_type": port["binding_vnic_type"],
+            "profile": port["binding_profile"],
+            "preserve_on_delete": not port["created_by_compute"],
             "delegate_create": False,
             "meta": {},
-            "tag": row.tag,
+            "tag": port["device_tag"],
         }
 
-    def _subnet(self, address: str) -> dict[str, Any]:
-        return {
-            "cidr": str(self.cidr),
-            "dns": [_ip(dns, "dns") for dns in self.dns],
-            "gateway": _ip(str(self.gateway), "gateway"),
-            "ips": [{**_ip(address, "fixed"), "floating_ips": []}],
-            "routes": [],
-            "version": 4,
-            "meta": {"dhcp_server": str(self.gateway)},
-        }
+    # --- data directories from before the network service -----------------------------------
+
+    def _adopt_old_addresses(self) -> None:
+        """Rows of the old ``openkeel_fixed_ips`` become ports (same id, MAC and address)."""
+        if not sa.inspect(self.db).has_table(fixed_ips.name):
+            return
+        ensure_schema(self.db)
+        query = sa.select(fixed_ips, _MAPPINGS.c.project_id).join(
+            _MAPPINGS, _MAPPINGS.c.instance_uuid == fixed_ips.c.instance_uuid, isouter=True
+        )
+        with self.db.connect() as conn:
+            rows = list(conn.execute(query))
+        subnets = self.store.list("subnets", network_id=self.network_id)
+        for row in rows:
+            if self.store.get("ports", row.port_id) is None and subnets:
+                subnet = next((s for s in subnets
+                               if ipaddress.ip_address(row.address) in ipaddress.ip_network(s["cidr"])),
+                              subnets[0])  # fmt: skip
+                self.store.claim(self.network_id, subnet["id"], row.address, row.port_id)
+                self.store.insert("ports", {
+                    "id": row.port_id, "name": "", "project_id": row.project_id or DEFAULT_OWNER,
+                    "description": "", "network_id": self.network_id,
+                    "mac_address": row.mac_address, "status": "ACTIVE",
+                    "device_id": row.instance_uuid, "device_owner": COMPUTE_OWNER,
+                    "fixed_ips": [{"subnet_id": subnet["id"], "ip_address": row.address}],
+                    "created_by_compute": True, "device_tag": row.tag,
+                })  # fmt: skip
+            with self.db.begin() as conn:
+                conn.execute(sa.delete(fixed_ips).where(fixed_ips.c.id == row.id))
 
 
-def _ip(address: str, kind: str) -> dict[str, Any]:
-    return {"address": address, "type": kind, "version": 4, "meta": {}}
+def _subnet(subnet: Row, addresses: list[str], floating: dict[str, str]) -> dict[str, Any]:
+    version = subnet["ip_version"]
+    return {
+        "cidr": subnet["cidr"],
+        "dns": [_ip(dns, "dns", version) for dns in subnet["dns_nameservers"]],
+        "gateway": _ip(subnet["gateway_ip"], "gateway", version) if subnet["gateway_ip"] else {},
+        "ips": [
+            {
+                **_ip(a, "fixed", version),
+                "floating_ips": [_ip(floating[a], "floating", 4)] if a in floating else [],
+            }
+            for a in addresses
+        ],
+        "routes": [],
+        "version": version,
+        "meta": {"dhcp_server": subnet["gateway_ip"]} if subnet["gateway_ip"] else {},
+    }
 
 
-def _random_mac() -> str:
-    """A locally administered unicast MAC in Nova's fa:16:3e prefix."""
-    tail = [random.randint(0x00, 0xFF) for _ in range(3)]
-    return "fa:16:3e:" + ":".join(f"{octet:02x}" for octet in tail)
+def _ip(address: str, kind: str, version: int) -> dict[str, Any]:
+    return {"address": address, "type": kind, "version": version, "meta": {}}

@@ -80,7 +80,7 @@ def _build(host: ComputeHost, args: BuildAndRunInstance) -> None:
         expected_vm_state=VmState.BUILDING.value,
     )
     instance = _step(host, uuid, TaskState.NETWORKING, None)
-    ref = host.net_ref(uuid, instance.project_id)
+    ref = host.net_ref(uuid, instance.project_id, tuple(instance.security_groups))
     network_info = host.network.allocate_for_instance(ref, parse_requested(args.requested_networks))
     # The network info is saved with the next state change (as Nova saves what the network
     # allocation changed with its block_device_mapping/spawning save): one write less.

@@ -1,0 +1,1 @@
+"""The network API's resources; each module's ``register`` adds its routes."""

@@ -1,0 +1,75 @@
+"""The unchanged ``openstack`` CLI against the all-in-one's network service: networks,
+subnets, ports, security groups and rules, floating IPs, and servers booted on a network and
+on a port the user made (their addresses are the ports')."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+from tests.e2e.conftest import RunningCloud
+from tests.e2e.test_openstack_cli import OPENSTACK, osc
+
+IMAGE = "cirros-0.6.3-x86_64-disk"
+
+
+def test_network_commands_and_servers_on_their_ports(cloud: RunningCloud) -> None:
+    names = {n["Name"] for n in osc(cloud, "network", "list")}
+    assert {"private", "public"} <= names
+    net = osc(cloud, "network", "create", "e2e-net")
+    subnet = osc(cloud, "subnet", "create", "--network", "e2e-net", "--subnet-range",
+                 "192.168.50.0/24", "e2e-subnet")  # fmt: skip
+    assert subnet["gateway_ip"] == "192.168.50.1" and subnet["network_id"] == net["id"]
+    group = osc(cloud, "security", "group", "create", "e2e-web")
+    osc(cloud, "security", "group", "rule", "create", "--protocol", "tcp", "--dst-port", "80",
+        "--ingress", "e2e-web")  # fmt: skip
+    rules = osc(cloud, "security", "group", "rule", "list", "e2e-web")
+    assert any(r["Port Range"] == "80:80" for r in rules)
+    port = osc(cloud, "port", "create", "--network", "e2e-net", "--fixed-ip",
+               "ip-address=192.168.50.77", "--security-group", "e2e-web", "e2e-port")  # fmt: skip
+    assert port["security_group_ids"] == [group["id"]]
+
+    on_net = osc(cloud, "server", "create", "--flavor", "m1.tiny", "--image", IMAGE,
+                 "--network", "e2e-net", "--security-group", "e2e-web", "--wait",
+                 "e2e-on-net")  # fmt: skip
+    on_port = osc(cloud, "server", "create", "--flavor", "m1.tiny", "--image", IMAGE,
+                  "--port", "e2e-port", "--wait", "e2e-on-port")  # fmt: skip
+    assert on_port["addresses"] == {"e2e-net": ["192.168.50.77"]}
+    [address] = on_net["addresses"]["e2e-net"]
+    ports = osc(cloud, "port", "list", "--server", "e2e-on-net")
+    assert [p["Fixed IP Addresses"][0]["ip_address"] for p in ports] == [address]
+    # The server's security group is its port's.
+    assert osc(cloud, "port", "show", ports[0]["ID"])["security_group_ids"] == [group["id"]]
+    unknown = osc_fails(cloud, "server", "create", "--flavor", "m1.tiny", "--image", IMAGE,
+                        "--network", "e2e-net", "--security-group", "nope", "e2e-x")  # fmt: skip
+    # (osc looks the name up in the network service first, as with Neutron.)
+    assert "No SecurityGroup found for nope" in unknown
+
+    fip = osc(cloud, "floating", "ip", "create", "public")
+    assert fip["floating_ip_address"].startswith("172.24.4.")
+    osc(cloud, "floating", "ip", "set", "--port", "e2e-port", fip["id"], "--no-output")
+    shown = osc(cloud, "floating", "ip", "show", fip["id"])
+    assert shown["fixed_ip_address"] == "192.168.50.77"
+
+    osc(cloud, "server", "delete", "--wait", "e2e-on-net", "e2e-on-port", "--no-output")
+    # The port compute made went with its server; the user's port stays, unbound.
+    assert (
+        osc(cloud, "port", "list", "--network", "e2e-net", "--device-owner", "compute:nova") == []
+    )
+    left = osc(cloud, "port", "show", "e2e-port")
+    assert left["device_id"] == "" and left["fixed_ips"][0]["ip_address"] == "192.168.50.77"
+    osc(cloud, "floating", "ip", "delete", fip["id"], "--no-output")
+    osc(cloud, "port", "delete", "e2e-port", "--no-output")
+    osc(cloud, "security", "group", "delete", "e2e-web", "--no-output")
+    osc(cloud, "subnet", "delete", "e2e-subnet", "--no-output")
+    osc(cloud, "network", "delete", "e2e-net", "--no-output")
+
+
+def osc_fails(cloud: RunningCloud, *args: str) -> str:
+    """The error output of an ``openstack`` command that must fail."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OS_")}
+    env.update(OS_CLIENT_CONFIG_FILE=str(cloud.clouds_yaml), PYTHONWARNINGS="ignore")
+    done = subprocess.run([OPENSTACK, "--os-cloud", "openkeel", *args], env=env,
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode != 0, done.stdout
+    return done.stderr
