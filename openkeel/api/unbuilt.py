@@ -79,8 +79,6 @@ ROUTES: tuple[tuple[str, str, str, str], ...] = (
     ("DELETE", "/servers/{server_id}/os-volume_attachments/{id}", "2.1", "2.104"),
     # remote_consoles
     ("POST", "/servers/{server_id}/remote-consoles", "2.6", "2.104"),
-    # security_groups
-    ("GET", "/servers/{server_id}/os-security-groups", "2.1", "2.104"),
     # server_shares
     ("GET", "/servers/{server_id}/shares", "2.97", "2.104"),
     ("POST", "/servers/{server_id}/shares", "2.97", "2.104"),
@@ -90,7 +88,6 @@ ROUTES: tuple[tuple[str, str, str, str], ...] = (
 ACTIONS: tuple[tuple[str, str, str, str], ...] = (
     ("/servers/{id}/action", "addFixedIp", "2.1", "2.43"),
     ("/servers/{id}/action", "addFloatingIp", "2.1", "2.43"),
-    ("/servers/{id}/action", "addSecurityGroup", "2.1", "2.104"),
     ("/servers/{id}/action", "changePassword", "2.1", "2.104"),
     ("/servers/{id}/action", "createBackup", "2.1", "2.104"),
     ("/servers/{id}/action", "os-getSerialConsole", "2.1", "2.5"),
@@ -98,7 +95,6 @@ ACTIONS: tuple[tuple[str, str, str, str], ...] = (
     ("/servers/{id}/action", "os-getVNCConsole", "2.1", "2.5"),
     ("/servers/{id}/action", "removeFixedIp", "2.1", "2.43"),
     ("/servers/{id}/action", "removeFloatingIp", "2.1", "2.43"),
-    ("/servers/{id}/action", "removeSecurityGroup", "2.1", "2.104"),
     ("/servers/{id}/action", "rescue", "2.1", "2.104"),
     ("/servers/{id}/action", "shelve", "2.1", "2.104"),
     ("/servers/{id}/action", "shelveOffload", "2.1", "2.104"),

@@ -102,6 +102,26 @@ class NetworkAdapter(abc.ABC):
 
         raise errors.SecurityGroupNotFound(name_or_id)
 
+    def instance_security_groups(self, instance_uuid: str) -> list[dict[str, Any]]:
+        """The security groups on the server's ports, in Nova's format (``id``, ``name``,
+        ``description``, ``project_id``, ``rules``: the ingress rules with ``protocol``,
+        ``from_port``, ``to_port``, ``cidr``, ``group_id``, ``parent_group_id``), one entry per
+        port and group as Nova lists them. None without ports."""
+        return []
+
+    def add_security_group(self, instance_uuid: str, project_id: str, name: str) -> None:
+        """Add the project's group ``name`` (or id) to every port of the server (Nova's
+        ``add_to_instance``)."""
+        from openkeel.network import errors
+
+        raise errors.InstanceSecurityGroupNotFound(
+            f"instance_id {instance_uuid} could not be found as device id on any ports"
+        )
+
+    def remove_security_group(self, instance_uuid: str, project_id: str, name: str) -> None:
+        """Remove the group from the server's ports (404 when none has it)."""
+        self.add_security_group(instance_uuid, project_id, name)
+
     @abc.abstractmethod
     def allocate_for_instance(
         self, instance: InstanceNetRef, requested: Sequence[RequestedNetwork]

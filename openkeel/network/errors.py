@@ -6,7 +6,7 @@ these there, so they are ``Invalid`` (400) here; compute turns them into build f
 
 from __future__ import annotations
 
-from openkeel.domain.errors import Conflict, Invalid
+from openkeel.domain.errors import Conflict, Invalid, NotFound
 
 
 class NetworkError(Invalid):
@@ -84,4 +84,16 @@ class SecurityGroupNotUnique(Conflict):
         super().__init__(
             f"Multiple security_group matches found for name '{name}', use an ID to be more "
             "specific."
+        )
+
+
+class InstanceSecurityGroupNotFound(NotFound):
+    """A server's security group operation found nothing to act on (Nova's 404 there)."""
+
+
+class SecurityGroupCannotBeApplied(NetworkError):
+    def __init__(self) -> None:
+        super().__init__(
+            "Network requires port_security_enabled and subnet associated in order to apply "
+            "security groups."
         )

@@ -151,6 +151,59 @@ class FlatNetwork(NetworkAdapter):
             raise errors.SecurityGroupNotFound(name_or_id)
         return str(named[0]["id"])
 
+    # --- a server's security groups -----------------------------------------------------------
+
+    def instance_security_groups(self, instance_uuid: str) -> list[dict[str, Any]]:
+        out = []
+        for port in self.store.list("ports", device_id=instance_uuid):
+            for group_id in port["security_groups"]:
+                group = self.store.get("security_groups", group_id)
+                if group is not None:
+                    out.append(self._nova_group(group))
+        return out
+
+    def _nova_group(self, group: Row) -> dict[str, Any]:
+        rules = [r for r in self.service.rules_of(group["id"]) if r["direction"] == "ingress"]
+        return {"id": group["id"], "name": group["name"], "description": group["description"],
+                "project_id": group["project_id"], "rules": [_nova_rule(r) for r in rules]}  # fmt: skip
+
+    def _group_for(self, instance_uuid: str, project_id: str, name: str) -> tuple[str, list[Row]]:
+        try:
+            group_id = self.find_security_group(project_id, name)
+        except errors.SecurityGroupNotFound:
+            raise errors.InstanceSecurityGroupNotFound(
+                f"Security group {name} is not found for project {project_id}"
+            ) from None
+        ports = self.store.list("ports", device_id=instance_uuid)
+        if not ports:
+            raise errors.InstanceSecurityGroupNotFound(
+                f"instance_id {instance_uuid} could not be found as device id on any ports"
+            )
+        return group_id, ports
+
+    def add_security_group(self, instance_uuid: str, project_id: str, name: str) -> None:
+        group_id, ports = self._group_for(instance_uuid, project_id, name)
+        for port in ports:
+            if not (port["fixed_ips"] and port["port_security_enabled"]):
+                raise errors.SecurityGroupCannotBeApplied()
+        for port in ports:
+            if group_id not in port["security_groups"]:
+                self.store.update("ports", port["id"],
+                                  {"security_groups": [*port["security_groups"], group_id]})  # fmt: skip
+
+    def remove_security_group(self, instance_uuid: str, project_id: str, name: str) -> None:
+        group_id, ports = self._group_for(instance_uuid, project_id, name)
+        found = False
+        for port in ports:
+            if group_id in port["security_groups"]:
+                left = [g for g in port["security_groups"] if g != group_id]
+                self.store.update("ports", port["id"], {"security_groups": left})
+                found = True
+        if not found:
+            raise errors.InstanceSecurityGroupNotFound(
+                f"Security group {name} not associated with the instance {instance_uuid}"
+            )
+
     # --- allocation ------------------------------------------------------------------------
 
     def allocate_for_instance(
@@ -295,6 +348,18 @@ class FlatNetwork(NetworkAdapter):
                 })  # fmt: skip
             with self.db.begin() as conn:
                 conn.execute(sa.delete(fixed_ips).where(fixed_ips.c.id == row.id))
+
+
+def _nova_rule(rule: Row) -> dict[str, Any]:
+    """A Neutron rule in Nova's form (whole TCP/UDP range, or -1 for other protocols, when the
+    rule names a protocol but no ports)."""
+    low, high = rule["port_range_min"], rule["port_range_max"]
+    protocol = rule["protocol"]
+    if protocol and low is None and high is None:
+        low, high = (1, 65535) if protocol.upper() in ("TCP", "UDP") else (-1, -1)
+    return {"id": rule["id"], "parent_group_id": rule["security_group_id"], "protocol": protocol,
+            "from_port": low, "to_port": high, "group_id": rule["remote_group_id"],
+            "cidr": rule["remote_ip_prefix"] or "0.0.0.0/0"}  # fmt: skip
 
 
 def _subnet(subnet: Row, addresses: list[str], floating: dict[str, str]) -> dict[str, Any]:

@@ -201,6 +201,7 @@ def _paths(world: World) -> dict[str, str]:
         "/servers/{server_id}/ips/{id}": f"/v2.1/servers/{sid}/ips/private",
         "/servers/{server_id}/os-server-password": f"/v2.1/servers/{sid}/os-server-password",
         "/servers/{server_id}/topology": f"/v2.1/servers/{sid}/topology",
+        "/servers/{server_id}/os-security-groups": f"/v2.1/servers/{sid}/os-security-groups",
         "/servers/{server_id}/diagnostics": f"/v2.1/servers/{sid}/diagnostics",
         "/os-server-external-events": "/v2.1/os-server-external-events",
         "/os-hosts": "/v2.1/os-hosts",
@@ -271,6 +272,8 @@ ACTION_BODIES: dict[tuple[str, str], Any] = {
     (ACTIONS_PATH, "createImage"): {"name": "bob-snap"},
     (ACTIONS_PATH, "evacuate"): {},
     (ACTIONS_PATH, "os-getConsoleOutput"): {"length": 10},
+    (ACTIONS_PATH, "addSecurityGroup"): {"name": "default"},
+    (ACTIONS_PATH, "removeSecurityGroup"): {"name": "default"},
     (ACTIONS_PATH, "os-getRDPConsole"): {"type": "rdp-html5"},
     (ACTIONS_PATH, "os-migrateLive"): {"host": None, "block_migration": "auto"},
     (ACTIONS_PATH, "os-resetState"): {"state": "error"},
@@ -486,6 +489,7 @@ EXPECT: dict[tuple[str, str, str], int | str | tuple[int | str, int | str]] = {
     ("GET", "/servers/{server_id}/os-server-password", ""): NOT_FOUND,
     ("DELETE", "/servers/{server_id}/os-server-password", ""): NOT_FOUND,
     ("GET", "/servers/{server_id}/topology", ""): NOT_FOUND,
+    ("GET", "/servers/{server_id}/os-security-groups", ""): NOT_FOUND,
     ("GET", "/servers/{server_id}/diagnostics", ""): NOT_FOUND,
     # Events are the other services' (service or admin role) to report.
     ("POST", "/os-server-external-events", ""): FORBIDDEN,
@@ -521,7 +525,7 @@ EXPECT: dict[tuple[str, str, str], int | str | tuple[int | str, int | str]] = {
     ("POST", ACTIONS_PATH, "os-getRDPConsole"): BAD,
 }
 SERVER_ACTIONS = (
-    "confirmResize", "createImage", "evacuate", "forceDelete", "injectNetworkInfo", "lock", "migrate",
+    "addSecurityGroup", "removeSecurityGroup", "confirmResize", "createImage", "evacuate", "forceDelete", "injectNetworkInfo", "lock", "migrate",
     "os-getConsoleOutput", "os-migrateLive", "os-resetState", "os-start", "os-stop", "pause", "reboot", "rebuild",
     "resize", "restore", "resume", "revertResize", "suspend", "trigger_crash_dump", "unlock",
     "unpause",

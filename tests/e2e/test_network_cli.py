@@ -40,6 +40,11 @@ def test_network_commands_and_servers_on_their_ports(cloud: RunningCloud) -> Non
     assert [p["Fixed IP Addresses"][0]["ip_address"] for p in ports] == [address]
     # The server's security group is its port's.
     assert osc(cloud, "port", "show", ports[0]["ID"])["security_group_ids"] == [group["id"]]
+    osc(cloud, "server", "remove", "security", "group", "e2e-on-net", "e2e-web", "--no-output")
+    osc(cloud, "server", "add", "security", "group", "e2e-on-net", "default", "--no-output")
+    default = next(g for g in osc(cloud, "security", "group", "list") if g["Name"] == "default"
+                   and g["Project"] == group["project_id"])  # fmt: skip
+    assert osc(cloud, "port", "show", ports[0]["ID"])["security_group_ids"] == [default["ID"]]
     unknown = osc_fails(cloud, "server", "create", "--flavor", "m1.tiny", "--image", IMAGE,
                         "--network", "e2e-net", "--security-group", "nope", "e2e-x")  # fmt: skip
     # (osc looks the name up in the network service first, as with Neutron.)

@@ -10,6 +10,8 @@ engine for callers that want one transaction per call.
 
 from __future__ import annotations
 
+import dataclasses
+import datetime
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -138,6 +140,18 @@ def _add_security_groups(conn: sa.Connection, instance: Instance, now: Any) -> N
                 security_group_id=group_id, instance_uuid=instance.uuid, created_at=now, deleted=0
             )
         )
+
+
+def set_security_groups(conn: sa.Connection, instance: Instance, names: tuple[str, ...]) -> None:
+    """The instance's associated group names become ``names`` (after the network service
+    changed its ports' groups: the servers view shows these)."""
+    now = datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
+    conn.execute(
+        sa.update(rows.SG_ASSOC)
+        .where(rows.SG_ASSOC.c.instance_uuid == instance.uuid, rows.SG_ASSOC.c.deleted == 0)
+        .values(deleted=rows.SG_ASSOC.c.id, deleted_at=now)
+    )
+    _add_security_groups(conn, dataclasses.replace(instance, security_groups=names), now)
 
 
 def _create_security_group(

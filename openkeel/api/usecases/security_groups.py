@@ -1,0 +1,76 @@
+"""A server's security groups (``GET /servers/{id}/os-security-groups``, the
+``addSecurityGroup`` / ``removeSecurityGroup`` actions): through the network adapter, as Nova
+does through Neutron, in Nova's format."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from openkeel.api.context import RequestContext
+from openkeel.api.services import ApiServices
+from openkeel.api.usecases.servers.lookup import FoundServer, find_server
+from openkeel.db.repositories import instances
+from openkeel.network.factory import get_network_adapter
+
+POLICY = "os_compute_api:os-security-groups:%s"
+
+
+class ServerSecurityGroups:
+    def __init__(self, services: ApiServices, context: RequestContext) -> None:
+        self._services = services
+        self._context = context
+        self._network = get_network_adapter(services.conf, services.api_db)
+
+    def _server(self, server_id: str, rule: str) -> FoundServer:
+        found = find_server(self._services, self._context, server_id)
+        self._context.can(POLICY % rule, {"project_id": found.instance.project_id})
+        return found
+
+    def list(self, server_id: str) -> list[dict[str, Any]]:
+        """The groups on the server's ports, formatted and sorted as Nova answers them."""
+        inst = self._server(server_id, "list").instance
+        groups = self._network.instance_security_groups(inst.uuid)
+        names = {g["id"]: {"name": g["name"], "tenant_id": g["project_id"]} for g in groups}
+        out = [_group(g, names, self._network) for g in groups]
+        return sorted(out, key=lambda g: (g["tenant_id"], g["name"]))
+
+    def add(self, server_id: str, name: str) -> None:
+        found = self._server(server_id, "add")
+        self._network.add_security_group(found.instance.uuid, str(self._context.project_id), name)
+        self._record(found)
+
+    def remove(self, server_id: str, name: str) -> None:
+        found = self._server(server_id, "remove")
+        self._network.remove_security_group(
+            found.instance.uuid, str(self._context.project_id), name
+        )
+        self._record(found)
+
+    def _record(self, found: FoundServer) -> None:
+        """The server's record names the groups its ports now have (the servers view)."""
+        if found.cell_uuid is None or found.down:
+            return
+        groups = self._network.instance_security_groups(found.instance.uuid)
+        names = tuple(dict.fromkeys(g["name"] or g["id"] for g in groups))
+        with self._services.cell_dbs[found.cell_uuid].begin() as conn:
+            instances.set_security_groups(conn, found.instance, names)
+
+
+def _group(group: dict[str, Any], names: dict[str, dict[str, str]], network: Any) -> dict[str, Any]:
+    rules = []
+    for rule in group["rules"]:
+        entry: dict[str, Any] = {
+            "id": rule["id"], "parent_group_id": rule["parent_group_id"],
+            "ip_protocol": rule["protocol"], "from_port": rule["from_port"],
+            "to_port": rule["to_port"], "group": {}, "ip_range": {},
+        }  # fmt: skip
+        if rule["group_id"]:
+            source = names.get(rule["group_id"])
+            if source is None:
+                continue  # a group the caller cannot see (Nova skips the rule)
+            entry["group"] = source
+        else:
+            entry["ip_range"] = {"cidr": rule["cidr"]}
+        rules.append(entry)
+    return {"id": group["id"], "name": group["name"], "description": group["description"],
+            "tenant_id": group["project_id"], "rules": rules}  # fmt: skip
