@@ -66,11 +66,6 @@ ROUTES: tuple[tuple[str, str, str, str], ...] = (
     ("GET", "/os-volumes_boot/{id}", "2.1", "2.102"),
     ("PUT", "/os-volumes_boot/{id}", "2.1", "2.102"),
     ("DELETE", "/os-volumes_boot/{id}", "2.1", "2.102"),
-    # attach_interfaces
-    ("GET", "/servers/{server_id}/os-interface", "2.1", "2.104"),
-    ("POST", "/servers/{server_id}/os-interface", "2.1", "2.104"),
-    ("GET", "/servers/{server_id}/os-interface/{id}", "2.1", "2.104"),
-    ("DELETE", "/servers/{server_id}/os-interface/{id}", "2.1", "2.104"),
     # volume_attachments
     ("GET", "/servers/{server_id}/os-volume_attachments", "2.1", "2.104"),
     ("POST", "/servers/{server_id}/os-volume_attachments", "2.1", "2.104"),

@@ -16,6 +16,7 @@ from openkeel.compute.operations import (
     console,
     delete,
     diagnostics,
+    interfaces,
     power,
     rebuild,
     resize_verify,
@@ -25,6 +26,7 @@ from openkeel.compute.operations import live_migrate as live_ops
 from openkeel.compute.operations import pause as pause_ops
 from openkeel.compute.operations import resize as resize_ops
 from openkeel.compute.operations.build import build_and_run
+from openkeel.network.adapter import RequestedNetwork
 from openkeel.rpc.clients.compute import SERVER_VERSION
 from openkeel.rpc.message import CallContext
 from openkeel.rpc.messages import RpcMessage
@@ -124,6 +126,15 @@ class ComputeEndpoint:
         live_ops.live_migration_force_complete(self._host, context, msg.instance_uuid)
 
     # --- guest access ------------------------------------------------------------------------
+
+    def attach_interface(self, context: CallContext, msg: m.AttachInterface) -> str:
+        requested = RequestedNetwork(
+            network_id=msg.network_id, address=msg.requested_ip, port_id=msg.port_id, tag=msg.tag
+        )
+        return interfaces.attach_interface(self._host, context, msg.instance_uuid, requested)
+
+    def detach_interface(self, context: CallContext, msg: m.DetachInterface) -> None:
+        interfaces.detach_interface(self._host, context, msg.instance_uuid, msg.port_id)
 
     def get_console_output(self, context: CallContext, msg: m.GetConsoleOutput) -> str:
         return console.console_output(self._host, msg.instance_uuid, msg.tail_length)

@@ -122,6 +122,27 @@ class NetworkAdapter(abc.ABC):
         """Remove the group from the server's ports (404 when none has it)."""
         self.add_security_group(instance_uuid, project_id, name)
 
+    def instance_ports(self, instance_uuid: str) -> list[dict[str, Any]]:
+        """The server's ports (Neutron's port documents plus ``tag``), oldest first."""
+        return []
+
+    def show_port(self, port_id: str) -> dict[str, Any]:
+        """One port (PortNotFound)."""
+        from openkeel.network import errors
+
+        raise errors.PortNotFound(port_id)
+
+    def attach_port(self, instance: InstanceNetRef, requested: RequestedNetwork) -> dict[str, Any]:
+        """One more port for the server (created on ``network_id``, or the given port bound);
+        its VIF. The caller plugs it into the guest, or ``release_port``s it."""
+        from openkeel.network import errors
+
+        raise errors.InterfaceAttachFailedNoNetwork(instance.project_id)
+
+    def release_port(self, instance: InstanceNetRef, port_id: str) -> None:
+        """Give one port back: deleted when compute made it, else unbound."""
+        return None
+
     @abc.abstractmethod
     def allocate_for_instance(
         self, instance: InstanceNetRef, requested: Sequence[RequestedNetwork]

@@ -97,3 +97,15 @@ class SecurityGroupCannotBeApplied(NetworkError):
             "Network requires port_security_enabled and subnet associated in order to apply "
             "security groups."
         )
+
+
+class InterfaceAttachFailedNoNetwork(NetworkError):
+    def __init__(self, project_id: str) -> None:
+        super().__init__(
+            f"No specific network was requested and none are available for project '{project_id}'."
+        )
+
+
+class NetworkAmbiguous(NetworkError):
+    def __init__(self) -> None:
+        super().__init__("Multiple possible networks found, use a Network ID to be more specific.")

@@ -151,6 +151,60 @@ class FlatNetwork(NetworkAdapter):
             raise errors.SecurityGroupNotFound(name_or_id)
         return str(named[0]["id"])
 
+    # --- a server's interfaces ------------------------------------------------------------------
+
+    def instance_ports(self, instance_uuid: str) -> list[dict[str, Any]]:
+        return [_port_doc(p) for p in self.store.list("ports", device_id=instance_uuid)]
+
+    def show_port(self, port_id: str) -> dict[str, Any]:
+        port = self.store.get("ports", port_id)
+        if port is None:
+            raise errors.PortNotFound(port_id)
+        return _port_doc(port)
+
+    def attach_port(self, instance: InstanceNetRef, requested: RequestedNetwork) -> dict[str, Any]:
+        admin = Caller(instance.project_id, True)
+        if requested.port_id:
+            self._bind(admin, instance, requested.port_id, requested.tag)
+            port_id = requested.port_id
+        else:
+            if requested.network_id:
+                network = self._network(requested.network_id, instance.project_id)
+            else:
+                network = self._only_network(instance.project_id)
+            port_id = self._create(admin, instance, network, requested)["id"]
+        port = self.store.get("ports", port_id)
+        assert port is not None
+        return self._vif(port, instance)
+
+    def _only_network(self, project_id: str) -> Row:
+        """The network an attach without one goes to: the project's own, else the shared ones
+        (Nova's choice when nothing is asked; several: ambiguous)."""
+        usable = [n for n in self.store.list("networks")
+                  if not n["external"] and (n["project_id"] == project_id or n["shared"])]  # fmt: skip
+        own = [n for n in usable if n["project_id"] == project_id]
+        choice = own or usable
+        if not choice:
+            raise errors.InterfaceAttachFailedNoNetwork(project_id)
+        if len(choice) > 1:
+            raise errors.NetworkAmbiguous()
+        return choice[0]
+
+    def release_port(self, instance: InstanceNetRef, port_id: str) -> None:
+        port = self.store.get("ports", port_id)
+        if port is None or port["device_id"] != instance.uuid:
+            return
+        if port["created_by_compute"]:
+            self.service.delete_port(Caller(None, True), port_id)
+        else:
+            self._unbind(port_id)
+
+    def _unbind(self, port_id: str) -> None:
+        self.store.update("ports", port_id, {
+            "device_id": "", "device_owner": "", "status": "DOWN", "binding_host_id": "",
+            "device_tag": None,
+        })  # fmt: skip
+
     # --- a server's security groups -----------------------------------------------------------
 
     def instance_security_groups(self, instance_uuid: str) -> list[dict[str, Any]]:
@@ -268,10 +322,7 @@ class FlatNetwork(NetworkAdapter):
             if port["created_by_compute"]:
                 self.service.delete_port(Caller(None, True), port["id"])
             else:  # the user's port outlives the server, unbound
-                self.store.update("ports", port["id"], {
-                    "device_id": "", "device_owner": "", "status": "DOWN",
-                    "binding_host_id": "", "device_tag": None,
-                })  # fmt: skip
+                self._unbind(port["id"])
 
     def get_instance_nw_info(self, instance: InstanceNetRef) -> NetworkInfo:
         ports = self.store.list("ports", device_id=instance.uuid)
@@ -348,6 +399,13 @@ class FlatNetwork(NetworkAdapter):
                 })  # fmt: skip
             with self.db.begin() as conn:
                 conn.execute(sa.delete(fixed_ips).where(fixed_ips.c.id == row.id))
+
+
+def _port_doc(port: Row) -> dict[str, Any]:
+    return {"id": port["id"], "network_id": port["network_id"],
+            "mac_address": port["mac_address"], "status": port["status"],
+            "fixed_ips": port["fixed_ips"], "device_id": port["device_id"],
+            "tag": port["device_tag"]}  # fmt: skip
 
 
 def _nova_rule(rule: Row) -> dict[str, Any]:

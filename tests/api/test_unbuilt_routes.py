@@ -130,7 +130,6 @@ def test_issue_examples(api: ApiClient) -> None:
     for method, path, version in (
         ("GET", "/v2.1/os-networks", "2.35"),
         ("GET", "/v2.1/os-tenant-networks", "2.35"),
-        ("POST", f"/v2.1/servers/{SERVER}/os-interface", "2.1"),
         ("GET", "/v2.1/os-floating-ips", "2.35"),
         ("GET", "/v2/os-floating-ips", None),
     ):

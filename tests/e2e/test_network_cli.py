@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 
 from tests.e2e.conftest import RunningCloud
 from tests.e2e.test_openstack_cli import OPENSTACK, osc
@@ -40,6 +41,15 @@ def test_network_commands_and_servers_on_their_ports(cloud: RunningCloud) -> Non
     assert [p["Fixed IP Addresses"][0]["ip_address"] for p in ports] == [address]
     # The server's security group is its port's.
     assert osc(cloud, "port", "show", ports[0]["ID"])["security_group_ids"] == [group["id"]]
+    # Interfaces: one more on the private network, then gone again.
+    osc(cloud, "server", "add", "network", "e2e-on-net", "private", "--no-output")
+    assert len(osc(cloud, "port", "list", "--server", "e2e-on-net")) == 2
+    assert "private" in osc(cloud, "server", "show", "e2e-on-net")["addresses"]
+    osc(cloud, "server", "remove", "network", "e2e-on-net", "private", "--no-output")
+    deadline = time.monotonic() + 60
+    while len(osc(cloud, "port", "list", "--server", "e2e-on-net")) != 1:
+        assert time.monotonic() < deadline, "the interface never went"
+        time.sleep(0.5)  # the detach is a cast: polling its effect, bounded by the deadline
     osc(cloud, "server", "remove", "security", "group", "e2e-on-net", "e2e-web", "--no-output")
     osc(cloud, "server", "add", "security", "group", "e2e-on-net", "default", "--no-output")
     default = next(g for g in osc(cloud, "security", "group", "list") if g["Name"] == "default"

@@ -368,6 +368,28 @@ class ExternalInstanceEvent(RpcMessage):
         return found
 
 
+@dataclass(frozen=True)
+class AttachInterface(InstanceMessage):
+    """Plug a port into the guest: a new one on ``network_id`` (with ``requested_ip``), or the
+    given ``port_id``; answers the port id (API, call)."""
+
+    method: ClassVar[str] = "attach_interface"
+
+    network_id: str | None = None
+    port_id: str | None = None
+    requested_ip: str | None = None
+    tag: str | None = None
+
+
+@dataclass(frozen=True)
+class DetachInterface(InstanceMessage):
+    """Unplug the port from the guest and release it (API, cast)."""
+
+    method: ClassVar[str] = "detach_interface"
+
+    port_id: str = ""
+
+
 MESSAGES = by_method(
     BuildAndRunInstance, TerminateInstance, SoftDeleteInstance, RestoreInstance, StartInstance,
     StopInstance, PauseInstance, UnpauseInstance, SuspendInstance, ResumeInstance,
@@ -375,5 +397,5 @@ MESSAGES = by_method(
     RevertResize, FinishRevertResize, LiveMigration, PostLiveMigrationAtDestination,
     LiveMigrationAbort, LiveMigrationForceComplete, GetConsoleOutput, GetDiagnostics,
     GetInstanceDiagnostics, GetHostUptime, SetHostEnabled, HostPowerAction, HostMaintenanceMode,
-    ExternalInstanceEvent,
+    ExternalInstanceEvent, AttachInterface, DetachInterface,
 )  # fmt: skip
