@@ -11,32 +11,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from openkeel.api.context import RequestContext
-from openkeel.api.services import ApiServices
+from openkeel.api.usecases.server_network import ServerNetworkUseCase
 from openkeel.api.usecases.servers.create import call_context
 from openkeel.api.usecases.servers.lifecycle import InstanceIsLocked
-from openkeel.api.usecases.servers.lookup import FoundServer, find_server
+from openkeel.api.usecases.servers.lookup import FoundServer
 from openkeel.db.repositories import instance_actions
 from openkeel.domain.errors import Conflict, Invalid, NotFound, ServiceUnavailable
 from openkeel.domain.instances import Instance
 from openkeel.domain.states import ensure_action_allowed
 from openkeel.network import errors as net_errors
-from openkeel.network.factory import get_network_adapter
 from openkeel.rpc.messages.compute import AttachInterface, DetachInterface
 
 POLICY = "os_compute_api:os-attach-interfaces:%s"
 
 
-class ServerInterfaces:
-    def __init__(self, services: ApiServices, context: RequestContext) -> None:
-        self._services = services
-        self._context = context
-        self._network = get_network_adapter(services.conf, services.api_db)
-
-    def _server(self, server_id: str, rule: str) -> FoundServer:
-        found = find_server(self._services, self._context, server_id)
-        self._context.can(POLICY % rule, {"project_id": found.instance.project_id})
-        return found
+class ServerInterfaces(ServerNetworkUseCase):
+    policy = POLICY
 
     def list(self, server_id: str) -> list[dict[str, Any]]:
         inst = self._server(server_id, "list").instance

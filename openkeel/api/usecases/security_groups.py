@@ -6,25 +6,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from openkeel.api.context import RequestContext
-from openkeel.api.services import ApiServices
-from openkeel.api.usecases.servers.lookup import FoundServer, find_server
+from openkeel.api.usecases.server_network import ServerNetworkUseCase
+from openkeel.api.usecases.servers.lookup import FoundServer
 from openkeel.db.repositories import instances
-from openkeel.network.factory import get_network_adapter
 
 POLICY = "os_compute_api:os-security-groups:%s"
 
 
-class ServerSecurityGroups:
-    def __init__(self, services: ApiServices, context: RequestContext) -> None:
-        self._services = services
-        self._context = context
-        self._network = get_network_adapter(services.conf, services.api_db)
-
-    def _server(self, server_id: str, rule: str) -> FoundServer:
-        found = find_server(self._services, self._context, server_id)
-        self._context.can(POLICY % rule, {"project_id": found.instance.project_id})
-        return found
+class ServerSecurityGroups(ServerNetworkUseCase):
+    policy = POLICY
 
     def list(self, server_id: str) -> list[dict[str, Any]]:
         """The groups on the server's ports, formatted and sorted as Nova answers them."""
