@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import socket
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -13,10 +14,12 @@ import uvicorn
 
 from openkeel.api.app import ComputeApiApp
 from openkeel.api.auth import Authenticator
+from openkeel.api.context import RequestContext
 from openkeel.api.factory import build_api_app
 from openkeel.api.http_protocol import NovaFaultHttpToolsProtocol
 from openkeel.api.identity_discovery import WithIdentityDiscovery
 from openkeel.api.services import ApiServices
+from openkeel.api.usecases.external_events import create_events
 from openkeel.clients.image import Caller
 from openkeel.cmd import identity as embedded
 from openkeel.cmd import logs, preflight
@@ -29,6 +32,8 @@ from openkeel.network.embedded.service import Caller as NetworkCaller
 from openkeel.network.embedded.service import NetworkService
 from openkeel.network_api.app import Identify as NetworkIdentify
 from openkeel.network_api.app import build_network_app
+
+LOG = logging.getLogger(__name__)
 
 
 def image_identity(authenticator: Authenticator) -> Identify:
@@ -68,17 +73,38 @@ def network_identity(authenticator: Authenticator) -> NetworkIdentify:
     return identify
 
 
-def network_service(api_db: sa.Engine) -> NetworkService:
+def network_service(
+    api_db: sa.Engine, notify: Callable[[str, str, str], None] | None = None
+) -> NetworkService:
     """The embedded network service over the API database (tables made when missing)."""
     store = NetworkStore(api_db)
     store.install()
-    return NetworkService(store)
+    return NetworkService(store, notify)
 
 
-def with_network_api(app: Any, authenticator: Authenticator, services: ApiServices) -> Any:
-    """``app`` with the embedded network API under ``/networking`` (decision 0041)."""
-    identify = network_identity(authenticator)
-    return build_network_app(app, network_service(services.api_db), identify)
+def nova_notifier(compute: ComputeApiApp, services: ApiServices) -> Callable[[str, str, str], None]:
+    """What Neutron's Nova notifier does: report a changed or deleted port of a server to the
+    compute API's external events (the host then refreshes the server's network info). Never
+    fails the network change it follows."""
+
+    def notify(server_uuid: str, event: str, port_id: str) -> None:
+        context = RequestContext(user_id="network", project_id=None, roles=("admin", "service"),
+                                 enforcer=compute.enforcer)  # fmt: skip
+        body = {"server_uuid": server_uuid, "name": event, "tag": port_id}
+        try:
+            create_events(services, context, [body])
+        except Exception:
+            LOG.exception("Reporting %s of port %s to compute failed", event, port_id)
+
+    return notify
+
+
+def with_network_api(app: Any, compute: ComputeApiApp, services: ApiServices) -> Any:
+    """``app`` with the embedded network API under ``/networking`` (decision 0041); its port
+    changes are reported to compute as Neutron reports them."""
+    identify = network_identity(compute.authenticator)
+    service = network_service(services.api_db, nova_notifier(compute, services))
+    return build_network_app(app, service, identify)
 
 
 def api_app(services: ApiServices, url: str, image_api: bool = False) -> Any:
@@ -100,7 +126,7 @@ def api_app(services: ApiServices, url: str, image_api: bool = False) -> Any:
     if image_api:
         app = with_image_api(compute, services)
         if conf.openkeel_network.backend == "flat":
-            app = with_network_api(app, compute.authenticator, services)
+            app = with_network_api(app, compute, services)
     if identity is not None:
         app = embedded.with_identity_api(app, identity)
     if conf.api.auth_strategy == "noauth2":

@@ -4,7 +4,8 @@ change).
 
 Called by the compute endpoint (the API casts ``ExternalInstanceEvent`` to the instance's
 host). ``power-update`` is acted on here: the guest's power state is read from the driver and
-recorded. Every other event goes to the operation waiting for it
+recorded; ``network-changed`` refreshes the network info, ``network-vif-deleted`` unplugs the
+port. Every other event goes to the operation waiting for it
 (openkeel.compute.event_waiters, ``ComputeHost.events``); one that nothing waits for is logged
 and dropped, as in Nova.
 """
@@ -14,6 +15,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
+from openkeel.compute import guest
 from openkeel.compute.host import ComputeHost
 from openkeel.compute.operations.build import power_state_of
 from openkeel.domain.errors import ComputeError
@@ -39,6 +41,10 @@ def handle(host: ComputeHost, events: Sequence[ExternalEvent]) -> None:
         try:
             if event.name == "power-update":
                 power_update(host, event.instance_uuid, event.tag)
+            elif event.name == "network-changed":
+                refresh_network_info(host, event.instance_uuid)
+            elif event.name == "network-vif-deleted" and event.tag:
+                vif_deleted(host, event.instance_uuid, event.tag)
             elif not host.events.deliver(event):
                 LOG.info("Received event %s for instance %s that nothing waits for",
                          event.key, event.instance_uuid)  # fmt: skip
@@ -46,6 +52,32 @@ def handle(host: ComputeHost, events: Sequence[ExternalEvent]) -> None:
             LOG.info("Event %s for instance %s: the instance is gone", event.key, event.instance_uuid)  # fmt: skip
         except Exception:
             LOG.exception("Event %s for instance %s failed", event.key, event.instance_uuid)
+
+
+def refresh_network_info(host: ComputeHost, uuid: str) -> None:
+    """``network-changed`` (a port's addresses or floating IPs changed in the network
+    service): the instance's network info is read again, as Nova refreshes its cache."""
+    with host.locks.hold(uuid):
+        inst = host.records.get(uuid)
+        ref = host.net_ref(uuid, inst.project_id)
+        host.records.update(
+            uuid, InstanceUpdate(network_info=host.network.get_instance_nw_info(ref))
+        )
+
+
+def vif_deleted(host: ComputeHost, uuid: str, port_id: str) -> None:
+    """``network-vif-deleted`` (someone deleted a port of the instance): unplug it from the
+    guest and drop it from the network info, as Nova does."""
+    with host.locks.hold(uuid):
+        inst = host.records.get(uuid)
+        try:
+            host.driver.detach_interface(guest.instance_ref(host.conf, inst), port_id)
+        except Exception:
+            LOG.exception("Detaching the deleted port %s from %s failed", port_id, uuid)
+        ref = host.net_ref(uuid, inst.project_id)
+        host.records.update(
+            uuid, InstanceUpdate(network_info=host.network.get_instance_nw_info(ref))
+        )
 
 
 def power_update(host: ComputeHost, uuid: str, target: str | None) -> None:

@@ -65,6 +65,13 @@ def test_network_commands_and_servers_on_their_ports(cloud: RunningCloud) -> Non
     osc(cloud, "floating", "ip", "set", "--port", "e2e-port", fip["id"], "--no-output")
     shown = osc(cloud, "floating", "ip", "show", fip["id"])
     assert shown["fixed_ip_address"] == "192.168.50.77"
+    # The network service reports the change (network-changed): the server shows the address.
+    deadline = time.monotonic() + 60
+    while fip["floating_ip_address"] not in str(
+        osc(cloud, "server", "show", "e2e-on-port")["addresses"]
+    ):
+        assert time.monotonic() < deadline, "the floating IP never showed on the server"
+        time.sleep(0.5)  # the event is a cast: polling its effect, bounded by the deadline
 
     osc(cloud, "server", "delete", "--wait", "e2e-on-net", "e2e-on-port", "--no-output")
     # The port compute made went with its server; the user's port stays, unbound.

@@ -15,7 +15,7 @@ from __future__ import annotations
 import ipaddress
 import random
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,8 +70,19 @@ def random_mac() -> str:
 class NetworkService:
     """Networks, subnets, ports, security groups and floating IPs with Neutron's rules."""
 
-    def __init__(self, store: NetworkStore) -> None:
+    def __init__(
+        self, store: NetworkStore, notify: Callable[[str, str, str], None] | None = None
+    ) -> None:
         self.store = store
+        # (server uuid, event name, port id) for a change a server's network info must follow
+        # (Neutron's notifications to Nova: network-changed, network-vif-deleted).
+        self._notify = notify
+
+    def _changed(self, port: Row | None, event: str = "network-changed") -> None:
+        if self._notify is None or port is None:
+            return
+        if port["device_id"] and str(port["device_owner"]).startswith("compute:"):
+            self._notify(str(port["device_id"]), event, str(port["id"]))
 
     # -- visibility -------------------------------------------------------------------------
 
@@ -389,7 +400,10 @@ class NetworkService:
             self.store.release(ident, released)
             self._rehome(new_holder, ident, claimed)
             values["fixed_ips"] = kept + claimed
-        return self._updated("ports", ident, values)
+        updated = self._updated("ports", ident, values)
+        if "fixed_ips" in ref:
+            self._changed(updated)
+        return updated
 
     def _rehome(self, temporary: str, holder: str, claimed: list[dict[str, str]]) -> None:
         """Addresses claimed under a temporary holder move to the port."""
@@ -409,6 +423,7 @@ class NetworkService:
                               {"port_id": None, "fixed_ip_address": None, "status": "DOWN"})  # fmt: skip
         self.store.delete("ports", row["id"])
         self.store.release(row["id"])
+        self._changed(row, "network-vif-deleted")
 
     # -- security groups ---------------------------------------------------------------------
 
@@ -521,11 +536,14 @@ class NetworkService:
         except Exception:
             self.store.release(fip_id)
             raise
-        return self.store.insert("floatingips", {
+        created = self.store.insert("floatingips", {
             "id": fip_id, "name": "", "project_id": project,
             "description": ref.get("description") or "", "floating_network_id": network["id"],
             "floating_ip_address": claimed[0]["ip_address"], **association,
         })  # fmt: skip
+        if created["port_id"]:
+            self._changed(self.store.get("ports", created["port_id"]))
+        return created
 
     def _association(self, caller: Caller, ref: Mapping[str, Any]) -> dict[str, Any]:
         port_id = ref.get("port_id")
@@ -553,12 +571,18 @@ class NetworkService:
             values.update(self._association(caller, {**ref, "id": ident}))
         if "description" in ref:
             values["description"] = ref["description"] or ""
-        return self._updated("floatingips", ident, values)
+        before = self.store.get("floatingips", ident)
+        updated = self._updated("floatingips", ident, values)
+        for port_id in {before["port_id"] if before else None, updated["port_id"]} - {None}:
+            self._changed(self.store.get("ports", str(port_id)))
+        return updated
 
     def delete_floating_ip(self, caller: Caller, ident: str) -> None:
-        self._find(caller, "floatingips", ident)
+        fip = self._find(caller, "floatingips", ident)
         self.store.delete("floatingips", ident)
         self.store.release(ident)
+        if fip["port_id"]:
+            self._changed(self.store.get("ports", fip["port_id"]))
 
     # -- helpers ------------------------------------------------------------------------------
 
