@@ -246,3 +246,21 @@ def test_trigger_crash_dump_unsupported_leaves_a_fault(cloud: Cloud) -> None:
         "Triggering crash dump is not supported",
     )
     assert _events(cloud, instance.uuid, CTX.request_id) == {"compute_trigger_crash_dump": "Error"}
+
+
+def test_rescue_preempted_by_another_task_is_not_an_error(cloud: Cloud) -> None:
+    """The final save is a compare-and-swap on ``rescuing``: another operation that took the
+    task meanwhile keeps it, and the server is not put in ERROR (Nova's preempted task)."""
+    compute, instance = _running(cloud)
+    original = compute.host.driver.rescue
+
+    def preempted(spec: Any, image: Any, password: Any) -> None:
+        original(spec, image, password)
+        cloud.cell1.update(instance.uuid, InstanceUpdate(task_state="powering-off"))
+
+    compute.host.driver.rescue = preempted  # type: ignore[method-assign]
+    _start(cloud, instance.uuid, "rescue", "rescuing")
+    rescue.rescue(compute.host, CTX, RescueInstance(instance.uuid))
+    after = cloud.cell1.get(instance.uuid)
+    assert (after.vm_state, after.task_state) == ("active", "powering-off")
+    assert _events(cloud, instance.uuid, CTX.request_id) == {"compute_rescue_instance": "Error"}

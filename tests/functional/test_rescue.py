@@ -5,11 +5,12 @@ server ends as Nova's does; driver failures leave Nova's states and faults."""
 from __future__ import annotations
 
 import time
+import uuid
 from typing import Any
 
 from openkeel.compute import guest
 from openkeel.virt.errors import NotSupported, PermanentDriverError
-from tests.functional.conftest import Cloud
+from tests.functional.conftest import Cloud, Gate
 
 
 def _action(cloud: Cloud, sid: str, body: dict[str, Any], version: str = "2.1") -> Any:
@@ -136,3 +137,43 @@ def test_trigger_crash_dump_unsupported_is_accepted_then_faulted(cloud: Cloud) -
     assert _finished(cloud, sid, "trigger_crash_dump") == {"compute_trigger_crash_dump": "Error"}
     server = cloud.wait(sid)
     assert (server["status"], server["OS-EXT-STS:task_state"]) == ("ACTIVE", None)
+
+
+def test_compute_killed_mid_rescue_leaves_nothing_in_transition(cloud: Cloud) -> None:
+    """kill -9 of the compute role while the driver rescues: on restart the task is settled
+    (Nova would leave ``rescuing`` for good) and the server can be rescued again."""
+    gate = Gate()
+    cloud.gates.append(gate)
+    (other,) = cloud.computes
+    _disable(cloud, other)
+    host = f"rescuer-{uuid.uuid4().hex[:6]}"  # Placement outlives the test: unique names
+    stuck = cloud.add_compute(host, delays={"rescue": 1.0}, sleep=gate.sleep)
+    sid = _active(cloud, "rs-kill")
+    assert _action(cloud, sid, {"rescue": None}).status_code == 200
+    assert gate.entered.wait(30), "the rescue never reached the driver"
+    cloud.computes.pop(host)
+    stuck.stop(drain=False)  # the compute role dies mid-rescue
+    cloud.roles.computes.remove(stuck)
+    shown = cloud.api.get(f"/v2.1/servers/{sid}").json()["server"]
+    assert shown["OS-EXT-STS:task_state"] == "rescuing"
+
+    cloud.add_compute(host)  # restarted on the same host: reconciles on start
+    settled = cloud.wait(sid)
+    assert settled["OS-EXT-STS:task_state"] is None
+    assert settled["status"] in ("ACTIVE", "SHUTOFF"), settled["status"]
+    # the restarted simulated hypervisor lost the guest: stop and start define it again
+    if settled["status"] == "ACTIVE":
+        assert _action(cloud, sid, {"os-stop": None}).status_code == 202
+        assert cloud.wait(sid)["status"] == "SHUTOFF"
+    assert _action(cloud, sid, {"os-start": None}).status_code == 202
+    assert cloud.wait(sid)["status"] == "ACTIVE"
+    assert _action(cloud, sid, {"rescue": None}).status_code == 200
+    assert cloud.wait(sid)["status"] == "RESCUE"
+    gate.release()
+
+
+def _disable(cloud: Cloud, host: str) -> None:
+    listed = cloud.api.get(f"/v2.1/os-services?host={host}", version="2.53").json()
+    service_id = listed["services"][0]["id"]
+    body = {"status": "disabled", "disabled_reason": "out of the way"}
+    assert cloud.api.put(f"/v2.1/os-services/{service_id}", body, version="2.53").status_code == 200

@@ -23,7 +23,7 @@ from openkeel.compute.operations.build import power_state_of
 from openkeel.compute.operations.outcome import GONE, revert_task_state, set_error
 from openkeel.compute.operations.power import _run
 from openkeel.domain.errors import ComputeError
-from openkeel.domain.instances import Instance, InstanceUpdate
+from openkeel.domain.instances import Instance, InstanceUpdate, InstanceUpdateConflict
 from openkeel.domain.states import TaskState, VmState
 from openkeel.rpc.message import CallContext
 from openkeel.rpc.messages.compute import RescueInstance
@@ -88,7 +88,17 @@ def rescue(host: ComputeHost, context: CallContext, msg: RescueInstance) -> None
             expected_task_state=TaskState.RESCUING.value,
         )
 
-    _run(host, context, uuid, "compute_rescue_instance", body, set_error)
+    _run(host, context, uuid, "compute_rescue_instance", body, _error_unless_preempted)
+
+
+def _error_unless_preempted(host: ComputeHost, uuid: str, exc: BaseException) -> None:
+    """ERROR with the fault, unless another operation took the task over meanwhile (the final
+    compare-and-swap lost): then only the fault, as Nova's preempted task."""
+    if isinstance(exc, InstanceUpdateConflict):
+        LOG.info("Rescue state of %s not saved, the task was taken over: %s", uuid, exc)
+        host.records.add_fault(uuid, exc, host.host)
+        return
+    set_error(host, uuid, exc)
 
 
 def unrescue(host: ComputeHost, context: CallContext, uuid: str) -> None:
@@ -111,7 +121,7 @@ def unrescue(host: ComputeHost, context: CallContext, uuid: str) -> None:
             revert_task_state(host, uuid, exc)
             host.records.apply(uuid, InstanceUpdate(vm_state=VmState.ACTIVE.value))
         else:
-            set_error(host, uuid, exc)
+            _error_unless_preempted(host, uuid, exc)
 
     _run(host, context, uuid, "compute_unrescue_instance", body, on_error)
 
