@@ -12,7 +12,7 @@ import pytest
 from openkeel.api.services import ApiServices
 from openkeel.api.usecases.images import image_service
 from openkeel.db.image_catalog import DEFAULT_IMAGE
-from openkeel.db.repositories import instance_actions
+from openkeel.db.repositories import compute_nodes, instance_actions
 from openkeel.domain.errors import Conflict, NotImplementedYet
 from tests.api.server_fakes import ADMIN, USER, Recorder, create, flavor, place, wire
 from tests.api.test_server_actions_simple import _action, _error, _row, _set
@@ -158,6 +158,41 @@ def test_volume_backed_rescue_needs_2_87_stable_image_and_host_trait(
     _error(_action(api, active, body, version="2.87"), 400,
            f"Instance {active} cannot be rescued: Host unable to rescue a volume-backed instance")  # fmt: skip
     assert compute.calls == []
+
+
+class TraitsPlacement:
+    """Placement as far as the rescue check reads it: the traits of one provider."""
+
+    def __init__(self, traits: frozenset[str]) -> None:
+        self.traits = traits
+        self.asked: list[str] = []
+
+    def get_traits(self, uuid: str) -> frozenset[str]:
+        self.asked.append(uuid)
+        return self.traits
+
+
+def test_volume_backed_stable_rescue_on_a_capable_host_is_cast(
+    api: ApiClient, services: ApiServices, compute: Recorder, active: str
+) -> None:
+    _set(services, active, image_ref="")
+    with services.cell_dbs[CELL1_UUID].begin() as conn:
+        node = compute_nodes.create_compute_node(conn, "host1", "host1")
+    placement = TraitsPlacement(frozenset({"COMPUTE_NODE", "COMPUTE_RESCUE_BFV"}))
+    services.placement = placement  # type: ignore[assignment]
+    stable = dataclasses.replace(
+        DEFAULT_IMAGE,
+        id=STABLE_IMAGE,
+        name="rescue",
+        properties={"hw_rescue_device": "disk", "hw_rescue_bus": "virtio"},
+    )
+    image_service(services).add(stable)  # type: ignore[attr-defined]
+    body = {"rescue": {"rescue_image_ref": STABLE_IMAGE}}
+    resp = _action(api, active, body, version="2.87")
+    assert resp.status_code == 200, resp.text
+    assert placement.asked == [node.uuid]
+    assert compute.calls[0][1]["rescue_image_ref"] == STABLE_IMAGE
+    assert _row(services, active).task_state == "rescuing"
 
 
 # --- unrescue ----------------------------------------------------------------------------
