@@ -16,9 +16,11 @@ from openkeel.compute.operations import (
     console,
     delete,
     diagnostics,
+    guest_requests,
     interfaces,
     power,
     rebuild,
+    rescue,
     resize_verify,
     soft_delete,
 )
@@ -80,6 +82,18 @@ class ComputeEndpoint:
 
     def rebuild_instance(self, context: CallContext, msg: m.RebuildInstance) -> None:
         rebuild.rebuild(self._host, context, msg)
+
+    def rescue_instance(self, context: CallContext, msg: m.RescueInstance) -> None:
+        rescue.rescue(self._host, context, msg)
+
+    def unrescue_instance(self, context: CallContext, msg: m.UnrescueInstance) -> None:
+        rescue.unrescue(self._host, context, msg.instance_uuid)
+
+    def set_admin_password(self, context: CallContext, msg: m.SetAdminPassword) -> None:
+        guest_requests.set_admin_password(self._host, context, msg.instance_uuid, msg.new_pass)
+
+    def trigger_crash_dump(self, context: CallContext, msg: m.TriggerCrashDump) -> None:
+        guest_requests.trigger_crash_dump(self._host, context, msg.instance_uuid)
 
     # --- resize / cold migration -------------------------------------------------------------
 

@@ -21,6 +21,7 @@ from openkeel.compute import evacuated, periodic_tasks, reconcile, usage_audit
 from openkeel.compute.endpoint import ComputeEndpoint
 from openkeel.compute.host import ComputeHost
 from openkeel.compute.lifecycle import LifecycleHandler
+from openkeel.compute.operations import rescue
 from openkeel.compute.resource_tracker import ResourceTracker
 from openkeel.db.records import InstanceRecords
 from openkeel.db.repositories import host_mappings, services
@@ -180,6 +181,7 @@ class ComputeService:
         )  # fmt: skip  (0: never)
         add("reclaim_queued_deletes", lambda: periodic_tasks.reclaim_queued_deletes(host), 0)
         add("instance_usage_audit", lambda: usage_audit.instance_usage_audit(host), 0)
+        add("poll_rescued_instances", lambda: rescue.poll_rescued_instances(host), 0)
         add(
             "recover_stale_operations",
             lambda: reconcile.recover_stale_operations(host),

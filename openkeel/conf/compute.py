@@ -69,6 +69,12 @@ DEFAULT_OPTS = [
         help="Seconds after which soft-deleted instances are really deleted (0: never).",
     ),
     cfg.IntOpt(
+        "rescue_timeout",
+        default=0,
+        min=0,
+        help="Seconds after which a rescued server is unrescued by a periodic task (0: never).",
+    ),
+    cfg.IntOpt(
         "instance_build_timeout",
         default=600,
         min=0,

@@ -34,6 +34,18 @@ class NotSupported(PermanentDriverError):
         self.driver = driver
 
 
+class GuestAgentNotEnabled(PermanentDriverError):
+    """The guest has no agent to act on the request (Nova: InstanceAgentNotEnabled)."""
+
+    def __init__(self, instance_uuid: str) -> None:
+        super().__init__(f"Guest agent is not enabled for instance {instance_uuid}.")
+        self.instance_uuid = instance_uuid
+
+
+class AdminPasswordNotSupported(PermanentDriverError):
+    """The guest cannot have its password set this way (Nova: SetAdminPasswdNotSupported)."""
+
+
 class InstanceNotFound(PermanentDriverError):
     """The guest does not exist on this host (Nova: InstanceNotFound)."""
 

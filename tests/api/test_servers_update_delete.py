@@ -8,6 +8,7 @@ import pytest
 
 from openkeel.api.services import ApiServices
 from openkeel.db.repositories import build_requests, instance_mappings, instances
+from openkeel.domain.instances import InstanceUpdate
 from tests.api.server_fakes import ADMIN, USER, create, flavor, host_up, place, wire
 from tests.client import ApiClient
 from tests.conftest import CELL1_UUID
@@ -135,6 +136,32 @@ def test_soft_delete_restore_force_delete(
     assert api.delete(f"/v2.1/servers/{active}", token=USER).status_code == 204
     assert _action(api, active, {"forceDelete": None}).status_code == 202
     assert api.get(f"/v2.1/servers/{active}", token=USER).status_code == 404
+
+
+def _queued(services: ApiServices, sid: str) -> bool:
+    with services.api_db.connect() as conn:
+        return bool(instance_mappings.get(conn, sid).queued_for_delete)
+
+
+def test_soft_delete_queues_the_mapping_and_restore_records_its_action(
+    api: ApiClient, services: ApiServices, active: str
+) -> None:
+    """As Nova: a soft-deleted server's mapping is queued for deletion until restored, and
+    restore is an instance action even when no compute host takes it (host down here)."""
+    services.conf.set_override("reclaim_instance_interval", 3600)
+    assert api.delete(f"/v2.1/servers/{active}", token=USER).status_code == 204
+    assert _queued(services, active)
+    with services.cell_dbs[CELL1_UUID].begin() as conn:
+        instances.update(conn, active, InstanceUpdate(locked=True, locked_by="owner"))
+    _error(_action(api, active, {"restore": None}), 409, f"Instance {active} is locked")
+    _error(_action(api, active, {"forceDelete": None}), 409, f"Instance {active} is locked")
+    with services.cell_dbs[CELL1_UUID].begin() as conn:
+        instances.update(conn, active, InstanceUpdate(locked=False, locked_by=None))
+    assert _action(api, active, {"restore": None}).status_code == 202
+    assert not _queued(services, active)
+    actions = api.get(f"/v2.1/servers/{active}/os-instance-actions", token=USER).json()
+    # (the soft delete with the host down is local: no action, as Nova)
+    assert [a["action"] for a in actions["instanceActions"]] == ["restore"]
 
 
 def test_pending_actions(api: ApiClient, active: str) -> None:

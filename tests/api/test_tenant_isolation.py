@@ -282,6 +282,7 @@ ACTION_BODIES: dict[tuple[str, str], Any] = {
     (ACTIONS_PATH, "reboot"): {"type": "HARD"},
     (ACTIONS_PATH, "rebuild"): {"imageRef": IMAGE},
     (ACTIONS_PATH, "resize"): {"flavorRef": "1"},
+    (ACTIONS_PATH, "changePassword"): {"adminPass": "bob-pw"},
 }
 
 
@@ -531,6 +532,7 @@ EXPECT: dict[tuple[str, str, str], int | str | tuple[int | str, int | str]] = {
     ("POST", ACTIONS_PATH, "os-getRDPConsole"): BAD,
 }
 SERVER_ACTIONS = (
+    "changePassword", "rescue", "unrescue",
     "addSecurityGroup", "removeSecurityGroup", "confirmResize", "createImage", "evacuate", "forceDelete", "injectNetworkInfo", "lock", "migrate",
     "os-getConsoleOutput", "os-migrateLive", "os-resetState", "os-start", "os-stop", "pause", "reboot", "rebuild",
     "resize", "restore", "resume", "revertResize", "suspend", "trigger_crash_dump", "unlock",

@@ -72,6 +72,16 @@ class ServerActions:
         if inst.locked and not self._context.is_admin:
             raise InstanceIsLocked(inst.uuid)
 
+    def _gate(self, operation: str, inst: Instance) -> None:
+        """409 unless ``operation`` may start in the server's states (Nova's messages)."""
+        ensure_action_allowed(
+            operation,
+            server_id=inst.uuid,
+            vm_state=inst.vm_state,
+            task_state=inst.task_state,
+            launched=inst.launched_at is not None,
+        )
+
     def _cell(self, found: FoundServer, action: str) -> Any:
         if found.cell_uuid is None:
             # Only a build request exists: nothing to change yet (Nova has no row either).
@@ -106,13 +116,7 @@ class ServerActions:
         task, action, message = TRANSITIONS[operation]
         inst = found.instance
         self._check_lock(inst)
-        ensure_action_allowed(
-            operation,
-            server_id=inst.uuid,
-            vm_state=inst.vm_state,
-            task_state=inst.task_state,
-            launched=inst.launched_at is not None,
-        )
+        self._gate(operation, inst)
         with self._cell(found, operation).begin() as conn:
             updated = instances.update(
                 conn, inst.uuid, InstanceUpdate(task_state=task.value), expected_task_state=[None]

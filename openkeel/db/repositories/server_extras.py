@@ -99,6 +99,16 @@ def compute_node_exists(conn: sa.Connection, host: str | None, node: str) -> boo
     return conn.execute(query.limit(1)).first() is not None
 
 
+def compute_node_uuid(conn: sa.Connection, host: str, node: str) -> str | None:
+    """The uuid (Placement provider) of the live compute node ``node`` of ``host``."""
+    nodes = cell_tables.compute_nodes
+    query = sa.select(nodes.c.uuid).where(
+        nodes.c.host == host, nodes.c.hypervisor_hostname == node, nodes.c.deleted == 0
+    )
+    found = conn.execute(query.limit(1)).scalar()
+    return str(found) if found is not None else None
+
+
 def add_group_members(conn: sa.Connection, group_uuid: str, uuids: Iterable[str]) -> None:
     """Make the new servers members of the server group (inside the create's claim)."""
     groups, members = api_tables.instance_groups, api_tables.instance_group_member

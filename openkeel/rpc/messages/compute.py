@@ -134,6 +134,43 @@ class RebuildInstance(InstanceMessage):
     target_state: str | None = None
 
 
+# --- rescue, admin password, crash dump (openkeel.compute.operations.rescue, guest_requests) -
+
+
+@dataclass(frozen=True)
+class RescueInstance(InstanceMessage):
+    """Boot the guest from a rescue image, its disks attached (API, cast)."""
+
+    method: ClassVar[str] = "rescue_instance"
+
+    rescue_password: str | None = None
+    rescue_image_ref: str | None = None
+    clean_shutdown: bool = True
+
+
+@dataclass(frozen=True)
+class UnrescueInstance(InstanceMessage):
+    """Boot the guest from its own disks again (API or the rescue_timeout task, cast)."""
+
+    method: ClassVar[str] = "unrescue_instance"
+
+
+@dataclass(frozen=True)
+class SetAdminPassword(InstanceMessage):
+    """Change the guest's administrator password (API, call: the answer waits for it)."""
+
+    method: ClassVar[str] = "set_admin_password"
+
+    new_pass: str = ""
+
+
+@dataclass(frozen=True)
+class TriggerCrashDump(InstanceMessage):
+    """Send the guest an NMI so that its kernel dumps its memory (API, cast)."""
+
+    method: ClassVar[str] = "trigger_crash_dump"
+
+
 # --- resize / cold migration (openkeel.compute.operations.resize, resize_verify) -----------
 
 
@@ -397,5 +434,6 @@ MESSAGES = by_method(
     RevertResize, FinishRevertResize, LiveMigration, PostLiveMigrationAtDestination,
     LiveMigrationAbort, LiveMigrationForceComplete, GetConsoleOutput, GetDiagnostics,
     GetInstanceDiagnostics, GetHostUptime, SetHostEnabled, HostPowerAction, HostMaintenanceMode,
-    ExternalInstanceEvent, AttachInterface, DetachInterface,
+    ExternalInstanceEvent, AttachInterface, DetachInterface, RescueInstance,
+    UnrescueInstance, SetAdminPassword, TriggerCrashDump,
 )  # fmt: skip

@@ -222,6 +222,38 @@ def test_rescue_and_unrescue(driver: ComputeDriver, running: InstanceSpec) -> No
     assert state(driver, running) == PowerState.RUNNING
 
 
+def test_rescue_from_a_stopped_guest_runs_the_rescue_image(driver: ComputeDriver) -> None:
+    needs(driver, "rescue", "unrescue")
+    spec = make_spec()
+    driver.spawn(spec, power_on=False)
+    driver.rescue(spec, IMAGE, None)
+    assert state(driver, spec) == PowerState.RUNNING
+    driver.unrescue(spec.ref)
+    driver.unrescue(spec.ref)  # idempotent
+    assert state(driver, spec) == PowerState.RUNNING
+
+
+def test_set_admin_password_with_a_guest_agent(driver: ComputeDriver) -> None:
+    """A guest whose image enables the agent takes a new password; its power is unchanged."""
+    needs(driver, "set_admin_password")
+    agent = replace(IMAGE, properties={"hw_qemu_guest_agent": "yes"})
+    spec = replace(make_spec(), image=agent)
+    driver.spawn(spec)
+    driver.set_admin_password(spec.ref, "n3w-pw")
+    driver.set_admin_password(spec.ref, "n3w-pw-2")
+    assert state(driver, spec) == PowerState.RUNNING
+    with pytest.raises(errors.InstanceNotFound):
+        driver.set_admin_password(make_spec().ref, "pw")
+
+
+def test_trigger_crash_dump_keeps_the_power_state(
+    driver: ComputeDriver, running: InstanceSpec
+) -> None:
+    needs(driver, "trigger_crash_dump")
+    driver.trigger_crash_dump(running.ref)
+    assert state(driver, running) == PowerState.RUNNING
+
+
 def test_snapshot_reports_task_states_and_keeps_power(
     driver: ComputeDriver, running: InstanceSpec
 ) -> None:

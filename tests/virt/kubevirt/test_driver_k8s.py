@@ -228,6 +228,46 @@ def test_live_migration_to_a_node_not_ready_fails_and_stays(kube: KubeSession) -
     assert source.get_info(spec.ref).state == PowerState.RUNNING
 
 
+def test_rescue_boots_the_rescue_disk_first_and_keeps_the_root_disk(
+    driver: KubevirtDriver,
+) -> None:
+    spec = make_spec()
+    driver.spawn(spec)
+    before = vm_of(driver, spec)["spec"]["template"]
+    driver.rescue(spec, IMAGE, "pw")
+    template = vm_of(driver, spec)["spec"]["template"]["spec"]
+    disks = template["domain"]["devices"]["disks"]
+    assert (disks[0]["name"], disks[0]["bootOrder"]) == ("rescue", 1)
+    assert [d["name"] for d in disks[1:]] == [d["name"] for d in before["spec"]["domain"]["devices"]["disks"]]  # fmt: skip
+    assert all("bootOrder" not in d for d in disks[1:])
+    assert template["volumes"][0]["name"] == "rescue"
+    assert driver.get_info(spec.ref).state == PowerState.RUNNING
+    driver.unrescue(spec.ref)
+    assert vm_of(driver, spec)["spec"]["template"] == before
+    assert driver.get_info(spec.ref).state == PowerState.RUNNING
+
+
+def test_admin_password_goes_to_the_guest_agent_secret(
+    kube: KubeSession, driver: KubevirtDriver
+) -> None:
+    plain = make_spec()
+    driver.spawn(plain)
+    with pytest.raises(errors.GuestAgentNotEnabled):
+        driver.set_admin_password(plain.ref, "pw")
+    spec = replace(make_spec(), image=replace(IMAGE, properties={"hw_qemu_guest_agent": "yes"}))
+    driver.spawn(spec)
+    name = naming.password_secret_name(spec.uuid)
+    credentials = vm_of(driver, spec)["spec"]["template"]["spec"]["accessCredentials"]
+    assert {"userPassword": {"source": {"secret": {"secretName": name}},
+                             "propagationMethod": {"qemuGuestAgent": {}}}} in credentials  # fmt: skip
+    driver.set_admin_password(spec.ref, "n3w-pw")
+    secret = kube.client.get(k.SECRETS, name, driver._ns(spec.ref))
+    assert secret["data"] == {"root": "bjN3LXB3"}  # base64 of n3w-pw
+    assert driver.get_info(spec.ref).state == PowerState.RUNNING
+    with pytest.raises(errors.NotSupported):
+        driver.trigger_crash_dump(spec.ref)  # KubeVirt has no NMI
+
+
 def test_snapshot_creates_vm_snapshot_and_image_data_volume(
     kube: KubeSession, driver: KubevirtDriver
 ) -> None:

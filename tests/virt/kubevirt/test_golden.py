@@ -88,6 +88,9 @@ CASES: dict[str, Any] = {
     ),
     "config_drive": lambda: vm.build_server(server(config_drive=True), SETTINGS, EXTRAS),
     "nocloud_key_pair": lambda: vm.build_server(server(), SETTINGS, EXTRAS),
+    "guest_agent_password": lambda: vm.build_server(
+        server(image=image(hw_qemu_guest_agent="yes")), SETTINGS, EXTRAS
+    ),
     "config_drive_two_nics": lambda: vm.build_server(
         server(config_drive=True, network=(port(1), port(2, NET_B))), SETTINGS, EXTRAS
     ),

@@ -252,7 +252,8 @@ def test_every_operation_with_the_manifest_rbac(sa_client: Recording, applied: A
         assert source.host_up() and source.get_available_resource(source.node).vcpus == 16
         assert source.availability_zone(source.node) is None
         assert f"{prefix}host-a" in node_names(sa_client, "kubevirt.io/schedulable=true")
-        spec = _spec()
+        # an image with the guest agent: its password Secret is updated by changePassword
+        spec = replace(_spec(), image=replace(IMAGE, properties={"hw_qemu_guest_agent": "yes"}))
         source.spawn(spec)
         source.reboot(spec.ref, RebootType.SOFT)
         source.reboot(spec.ref, RebootType.HARD)
@@ -275,6 +276,7 @@ def test_every_operation_with_the_manifest_rbac(sa_client: Recording, applied: A
         source.detach_interface(spec.ref, "p-2")
         source.rescue(spec, IMAGE, None)
         source.unrescue(spec.ref)
+        source.set_admin_password(spec.ref, "n3w-pw")  # the agent's password Secret: update
         assert source.get_instance_diagnostics(spec.ref).num_cpus == 2
         assert source.get_diagnostics(spec.ref)["vcpus"] == 2
         assert " up " in source.get_host_uptime()

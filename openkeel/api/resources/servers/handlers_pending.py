@@ -1,11 +1,11 @@
-"""Server actions whose operations are not built yet (createImage, trigger_crash_dump): they
-answer Nova's 404 (unknown server), 403 (policy) and 409 (wrong state) like Nova, then 501
-instead of starting the operation."""
+"""Server actions registered with the servers resource: createImage (not built yet: Nova's
+404 (unknown server), 403 (policy) and 409 (wrong state), then 501) and trigger_crash_dump."""
 
 from __future__ import annotations
 
 from openkeel.api.request import ApiRequest
 from openkeel.api.resources.migrate_server import handlers as resize_handlers
+from openkeel.api.usecases.guest_requests import GuestRequests
 from openkeel.api.usecases.servers.lifecycle import ServerLifecycle
 from openkeel.domain.errors import NotImplementedYet
 from openkeel.domain.states import ensure_action_allowed
@@ -38,5 +38,8 @@ def create_image(req: ApiRequest) -> None:
 
 
 def trigger_crash_dump(req: ApiRequest) -> None:
-    """trigger_crash_dump."""
-    _refuse(req, "trigger_crash_dump", "trigger_crash_dump", "trigger_crash_dump")
+    """trigger_crash_dump (2.17; policy target: the server's project and user)."""
+    requests = GuestRequests(req.services, req.context)
+    found = requests.find(req.params["id"])
+    requests.authorize("os_compute_api:servers:trigger_crash_dump", found, with_user=True)
+    requests.trigger_crash_dump(found)

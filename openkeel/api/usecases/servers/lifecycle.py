@@ -213,6 +213,12 @@ class ServerLifecycle:
         except PlacementError:
             LOG.exception("Could not delete the allocations of locally deleted server %s", uuid)
 
+    def _queued_for_delete(self, uuid: str, queued: bool) -> None:
+        """As Nova's soft delete and restore: a soft-deleted server's mapping is queued for
+        deletion (not a server group member, not listed from a down cell) until restored."""
+        with self._services.api_db.begin() as api:
+            instance_mappings.set_queued_for_delete(api, uuid, queued)
+
     def _soft_delete(self, found: FoundServer) -> None:
         self._gate("soft_delete", found.instance)
         compute = self._compute()
@@ -227,11 +233,12 @@ class ServerLifecycle:
             with undone_if_unsent(self._cell(found), found.instance.uuid, "delete", task):
                 soft_delete = SoftDeleteInstance(updated.uuid)
                 compute.cast(call_context(self._context), instance_host(updated), soft_delete)
-            return
-        self._update(
-            found,
-            InstanceUpdate(vm_state=VmState.SOFT_DELETED.value, task_state=None, power_state=4),
-        )
+        else:
+            self._update(
+                found,
+                InstanceUpdate(vm_state=VmState.SOFT_DELETED.value, task_state=None, power_state=4),
+            )
+        self._queued_for_delete(found.instance.uuid, True)
 
     # --- restore ---------------------------------------------------------------------------
 
@@ -255,8 +262,17 @@ class ServerLifecycle:
                 with undone_if_unsent(self._cell(found), inst.uuid, "restore", task):
                     restore = RestoreInstance(updated.uuid)
                     compute.cast(call_context(self._context), instance_host(updated), restore)
-                return
-            self._update(found, InstanceUpdate(vm_state=VmState.ACTIVE.value, task_state=None))
+            else:
+                # no host to power the guest on: restored at once, the action recorded as
+                # Nova records it before either path
+                self._update(
+                    found,
+                    InstanceUpdate(vm_state=VmState.ACTIVE.value, task_state=None),
+                    [None],
+                    action="restore",
+                )
+        # after the claim's API DB transaction (one writer at a time on SQLite)
+        self._queued_for_delete(inst.uuid, False)
 
     # --- power -----------------------------------------------------------------------------
 

@@ -128,9 +128,33 @@ def build_metadata(
     kind = "cloudInitConfigDrive" if config_drive else "cloudInitNoCloud"
     secrets = [_secret(name, namespace, labels, data)]
     key_secrets, credentials = _key_credentials(spec, extras, namespace, labels, config_drive)
+    password_secrets, password_credentials = _password_credentials(spec, namespace, labels)
     return GuestMetadata(
         volume={"name": VOLUME_NAME, kind: source},
         disk={"name": VOLUME_NAME, "disk": {"bus": "virtio"}},
-        secrets=secrets + key_secrets,
-        access_credentials=credentials,
+        secrets=secrets + key_secrets + password_secrets,
+        access_credentials=credentials + password_credentials,
     )
+
+
+def guest_agent_enabled(spec: InstanceSpec) -> bool:
+    """The image says the guest runs the QEMU guest agent (Nova's ``hw_qemu_guest_agent``)."""
+    properties = spec.image.properties if spec.image is not None else {}
+    return str(properties.get("hw_qemu_guest_agent", "")).lower() in {"yes", "true", "1", "on"}
+
+
+def _password_credentials(
+    spec: InstanceSpec, namespace: str, labels: dict[str, str]
+) -> tuple[list[JsonObj], list[JsonObj]]:
+    """With a guest agent: an (empty) password Secret the agent applies while the guest runs,
+    so that changePassword is a Secret update (KubeVirt propagates it live)."""
+    if not guest_agent_enabled(spec):
+        return [], []
+    name = naming.password_secret_name(spec.uuid)
+    credential = {
+        "userPassword": {
+            "source": {"secret": {"secretName": name}},
+            "propagationMethod": {"qemuGuestAgent": {}},
+        }
+    }
+    return [_secret(name, namespace, labels, {})], [credential]

@@ -85,6 +85,11 @@ def ssh_keys_secret_name(server_uuid: str) -> str:
     return f"{vm_name(server_uuid)}-ssh"
 
 
+def password_secret_name(server_uuid: str) -> str:
+    """Secret of user passwords the guest agent applies (userPassword accessCredentials)."""
+    return f"{vm_name(server_uuid)}-password"
+
+
 def root_data_volume_name(server_uuid: str) -> str:
     """DataVolume (template) of an image-backed local root disk."""
     return f"{vm_name(server_uuid)}-root"

@@ -1,0 +1,1 @@
+"""os-admin-password: the ``changePassword`` server action."""

@@ -1,0 +1,1 @@
+"""os-rescue: the ``rescue`` and ``unrescue`` server actions."""
