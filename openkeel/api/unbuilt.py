@@ -84,7 +84,6 @@ ACTIONS: tuple[tuple[str, str, str, str], ...] = (
     ("/servers/{id}/action", "addFixedIp", "2.1", "2.43"),
     ("/servers/{id}/action", "addFloatingIp", "2.1", "2.43"),
     ("/servers/{id}/action", "changePassword", "2.1", "2.104"),
-    ("/servers/{id}/action", "createBackup", "2.1", "2.104"),
     ("/servers/{id}/action", "os-getSerialConsole", "2.1", "2.5"),
     ("/servers/{id}/action", "os-getSPICEConsole", "2.1", "2.5"),
     ("/servers/{id}/action", "os-getVNCConsole", "2.1", "2.5"),

@@ -20,6 +20,7 @@ from openkeel.compute.operations import (
     power,
     rebuild,
     resize_verify,
+    snapshot,
     soft_delete,
 )
 from openkeel.compute.operations import live_migrate as live_ops
@@ -80,6 +81,12 @@ class ComputeEndpoint:
 
     def rebuild_instance(self, context: CallContext, msg: m.RebuildInstance) -> None:
         rebuild.rebuild(self._host, context, msg)
+
+    def snapshot_instance(self, context: CallContext, msg: m.SnapshotInstance) -> None:
+        snapshot.snapshot(self._host, context, msg)
+
+    def backup_instance(self, context: CallContext, msg: m.BackupInstance) -> None:
+        snapshot.backup(self._host, context, msg)
 
     # --- resize / cold migration -------------------------------------------------------------
 

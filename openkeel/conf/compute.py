@@ -84,6 +84,11 @@ DEFAULT_OPTS = [
         "or the conductor died mid-move) is settled as a restart would settle it (0: never). "
         "OpenKeel only; Nova leaves such instances in their task state.",
     ),
+    cfg.ListOpt(
+        "non_inheritable_image_properties",
+        default=["cache_in_nova", "bittorrent"],
+        help="Image properties a snapshot does not copy from the server's image.",
+    ),
     cfg.IntOpt("shutdown_timeout", default=60, min=0, help="Seconds of graceful shutdown."),
     cfg.IntOpt("max_concurrent_builds", default=10, min=0, help="Builds at once (0: no limit)."),
 ]

@@ -272,6 +272,7 @@ ACTION_BODIES: dict[tuple[str, str], Any] = {
     ("/os-aggregates/{id}/action", "remove_host"): {"host": "host1"},
     ("/os-aggregates/{id}/action", "set_metadata"): {"metadata": {"bob": "x"}},
     (ACTIONS_PATH, "createImage"): {"name": "bob-snap"},
+    (ACTIONS_PATH, "createBackup"): {"name": "bob-backup", "backup_type": "daily", "rotation": 1},
     (ACTIONS_PATH, "evacuate"): {},
     (ACTIONS_PATH, "os-getConsoleOutput"): {"length": 10},
     (ACTIONS_PATH, "addSecurityGroup"): {"name": "default"},
@@ -531,7 +532,7 @@ EXPECT: dict[tuple[str, str, str], int | str | tuple[int | str, int | str]] = {
     ("POST", ACTIONS_PATH, "os-getRDPConsole"): BAD,
 }
 SERVER_ACTIONS = (
-    "addSecurityGroup", "removeSecurityGroup", "confirmResize", "createImage", "evacuate", "forceDelete", "injectNetworkInfo", "lock", "migrate",
+    "addSecurityGroup", "removeSecurityGroup", "confirmResize", "createBackup", "createImage", "evacuate", "forceDelete", "injectNetworkInfo", "lock", "migrate",
     "os-getConsoleOutput", "os-migrateLive", "os-resetState", "os-start", "os-stop", "pause", "reboot", "rebuild",
     "resize", "restore", "resume", "revertResize", "suspend", "trigger_crash_dump", "unlock",
     "unpause",

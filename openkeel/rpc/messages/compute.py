@@ -134,6 +134,30 @@ class RebuildInstance(InstanceMessage):
     target_state: str | None = None
 
 
+# --- snapshots (openkeel.compute.operations.snapshot) -------------------------------------
+
+
+@dataclass(frozen=True)
+class SnapshotInstance(InstanceMessage):
+    """Upload the guest's root disk into the queued image ``image_id`` (API -> compute, cast)."""
+
+    method: ClassVar[str] = "snapshot_instance"
+
+    image_id: str = ""
+
+
+@dataclass(frozen=True)
+class BackupInstance(InstanceMessage):
+    """A snapshot into ``image_id``, then keep only the newest ``rotation`` backups of
+    ``backup_type`` of the instance (API -> compute, cast)."""
+
+    method: ClassVar[str] = "backup_instance"
+
+    image_id: str = ""
+    backup_type: str = ""
+    rotation: int = 0
+
+
 # --- resize / cold migration (openkeel.compute.operations.resize, resize_verify) -----------
 
 
@@ -398,4 +422,5 @@ MESSAGES = by_method(
     LiveMigrationAbort, LiveMigrationForceComplete, GetConsoleOutput, GetDiagnostics,
     GetInstanceDiagnostics, GetHostUptime, SetHostEnabled, HostPowerAction, HostMaintenanceMode,
     ExternalInstanceEvent, AttachInterface, DetachInterface,
+    SnapshotInstance, BackupInstance,
 )  # fmt: skip

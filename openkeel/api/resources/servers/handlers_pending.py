@@ -1,4 +1,4 @@
-"""Server actions whose operations are not built yet (createImage, trigger_crash_dump): they
+"""Server actions whose operations are not built yet (trigger_crash_dump): they
 answer Nova's 404 (unknown server), 403 (policy) and 409 (wrong state) like Nova, then 501
 instead of starting the operation."""
 
@@ -30,11 +30,6 @@ def _refuse(req: ApiRequest, policy_action: str, gate: str, name: str) -> None:
 confirm_resize = resize_handlers.confirm_resize
 revert_resize = resize_handlers.revert_resize
 resize = resize_handlers.resize
-
-
-def create_image(req: ApiRequest) -> None:
-    """createImage."""
-    _refuse(req, "create_image", "snapshot", "createImage")
 
 
 def trigger_crash_dump(req: ApiRequest) -> None:
