@@ -20,6 +20,7 @@ from openkeel.compute.operations import (
     power,
     rebuild,
     resize_verify,
+    shelve,
     snapshot,
     soft_delete,
 )
@@ -87,6 +88,15 @@ class ComputeEndpoint:
 
     def backup_instance(self, context: CallContext, msg: m.BackupInstance) -> None:
         snapshot.backup(self._host, context, msg)
+
+    def shelve_instance(self, context: CallContext, msg: m.ShelveInstance) -> None:
+        shelve.shelve(self._host, context, msg)
+
+    def shelve_offload_instance(self, context: CallContext, msg: m.ShelveOffloadInstance) -> None:
+        shelve.shelve_offload(self._host, context, msg)
+
+    def unshelve_instance(self, context: CallContext, msg: m.UnshelveInstance) -> None:
+        shelve.unshelve(self._host, context, msg)
 
     # --- resize / cold migration -------------------------------------------------------------
 

@@ -23,6 +23,7 @@ from openkeel.compute import evacuated, periodic_tasks, reconcile, usage_audit
 from openkeel.compute.endpoint import ComputeEndpoint
 from openkeel.compute.host import ComputeHost
 from openkeel.compute.lifecycle import LifecycleHandler
+from openkeel.compute.operations import shelve
 from openkeel.compute.resource_tracker import ResourceTracker
 from openkeel.db.image_catalog import EmbeddedImageCatalog
 from openkeel.db.image_files import ImageFiles
@@ -196,6 +197,11 @@ class ComputeService:
         )  # fmt: skip  (0: never)
         add("reclaim_queued_deletes", lambda: periodic_tasks.reclaim_queued_deletes(host), 0)
         add("instance_usage_audit", lambda: usage_audit.instance_usage_audit(host), 0)
+        add(
+            "poll_shelved_instances",
+            lambda: shelve.offload_shelved_instances(host),
+            conf.shelved_poll_interval if conf.shelved_poll_interval > 0 else -1,
+        )  # fmt: skip  (0 or less: never)
         add(
             "recover_stale_operations",
             lambda: reconcile.recover_stale_operations(host),

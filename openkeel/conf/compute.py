@@ -84,6 +84,18 @@ DEFAULT_OPTS = [
         "or the conductor died mid-move) is settled as a restart would settle it (0: never). "
         "OpenKeel only; Nova leaves such instances in their task state.",
     ),
+    cfg.IntOpt(
+        "shelved_offload_time",
+        default=0,
+        min=-1,
+        help="Seconds a shelved server stays on its host before it is offloaded (0: at "
+        "once; -1: never).",
+    ),
+    cfg.IntOpt(
+        "shelved_poll_interval",
+        default=3600,
+        help="Seconds between looks for shelved servers to offload (0 or less: never).",
+    ),
     cfg.ListOpt(
         "non_inheritable_image_properties",
         default=["cache_in_nova", "bittorrent"],

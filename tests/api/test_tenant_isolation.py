@@ -534,8 +534,8 @@ EXPECT: dict[tuple[str, str, str], int | str | tuple[int | str, int | str]] = {
 SERVER_ACTIONS = (
     "addSecurityGroup", "removeSecurityGroup", "confirmResize", "createBackup", "createImage", "evacuate", "forceDelete", "injectNetworkInfo", "lock", "migrate",
     "os-getConsoleOutput", "os-migrateLive", "os-resetState", "os-start", "os-stop", "pause", "reboot", "rebuild",
-    "resize", "restore", "resume", "revertResize", "suspend", "trigger_crash_dump", "unlock",
-    "unpause",
+    "resize", "restore", "resume", "revertResize", "shelve", "shelveOffload", "suspend", "trigger_crash_dump", "unlock",
+    "unpause", "unshelve",
 )  # fmt: skip
 EXPECT.update({("POST", ACTIONS_PATH, action): NOT_FOUND for action in SERVER_ACTIONS})
 

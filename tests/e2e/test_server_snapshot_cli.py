@@ -58,3 +58,24 @@ def test_server_backup_create_rotates(cloud: RunningCloud) -> None:
     assert found == [("e2e-backup-2", "active")]
     _delete(cloud, "backup-source")
     osc(cloud, "image", "delete", "e2e-backup-2", "--no-output")
+
+
+def test_server_shelve_and_unshelve_to_a_host(cloud: RunningCloud) -> None:
+    server = _boot(cloud, "shelf")
+    osc(cloud, "server", "shelve", "--wait", "shelf", "--no-output")
+    shown = osc(cloud, "server", "show", "shelf")
+    # shelved_offload_time is 0 by default: offloaded at once, no host
+    assert (shown["status"], shown["OS-EXT-SRV-ATTR:host"]) == ("SHELVED_OFFLOADED", None)
+    images = {i["Name"]: i["Status"] for i in osc(cloud, "image", "list")}
+    assert images["shelf-shelved"] == "active"
+    other = next(h for h in _hosts(cloud) if h != server["OS-EXT-SRV-ATTR:host"])
+    osc(cloud, "--os-compute-api-version", "2.91", "server", "unshelve", "--host", other,
+        "--wait", "shelf", "--no-output")  # fmt: skip
+    shown = osc(cloud, "server", "show", "shelf")
+    assert (shown["status"], shown["OS-EXT-SRV-ATTR:host"]) == ("ACTIVE", other)
+    assert "shelf-shelved" not in {i["Name"] for i in osc(cloud, "image", "list")}
+    _delete(cloud, "shelf")
+
+
+def _hosts(cloud: RunningCloud) -> list[str]:
+    return sorted({s["Host"] for s in osc(cloud, "compute", "service", "list", "--service", "nova-compute")})  # fmt: skip

@@ -15,13 +15,14 @@ the oldest backups of its type for the instance beyond ``rotation``.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
-from openkeel.clients.image import Caller, ImageData, ImageError, ImageNotFound, ImageService
+from openkeel.clients.image import ImageData, ImageError, ImageNotFound, ImageService
 from openkeel.compute import guest
 from openkeel.compute.host import ComputeHost
 from openkeel.compute.operations.build import power_state_of
 from openkeel.compute.operations.outcome import GONE, revert_task_state
+from openkeel.compute.operations.outcome import image_caller as caller_of
 from openkeel.compute.operations.power import _run
 from openkeel.domain.instances import Instance, InstanceUpdate
 from openkeel.domain.states import TaskState
@@ -35,11 +36,6 @@ SNAPSHOT_EVENT = "compute_snapshot_instance"
 BACKUP_EVENT = "compute_backup_instance"
 
 
-def caller_of(context: CallContext) -> Caller:
-    """The image service's caller: the user who asked, with their token (as Nova)."""
-    return Caller(context.project_id, "admin" in context.roles, context.auth_token)
-
-
 def snapshot(host: ComputeHost, context: CallContext, msg: SnapshotInstance) -> None:
     """createImage's work on this host."""
 
@@ -51,7 +47,7 @@ def snapshot(host: ComputeHost, context: CallContext, msg: SnapshotInstance) -> 
         )
         _copy_and_upload(host, context, instance, msg.image_id, TaskState.IMAGE_SNAPSHOT)
 
-    _run(host, context, msg.instance_uuid, SNAPSHOT_EVENT, body, _failed(host, context, msg.image_id))  # fmt: skip
+    _run(host, context, msg.instance_uuid, SNAPSHOT_EVENT, body, failed_with_image(host, context, msg.image_id))  # fmt: skip
 
 
 def backup(host: ComputeHost, context: CallContext, msg: BackupInstance) -> None:
@@ -61,7 +57,7 @@ def backup(host: ComputeHost, context: CallContext, msg: BackupInstance) -> None
         _copy_and_upload(host, context, instance, msg.image_id, TaskState.IMAGE_BACKUP)
         rotate_backups(host, context, instance.uuid, msg)
 
-    _run(host, context, msg.instance_uuid, BACKUP_EVENT, body, _failed(host, context, msg.image_id))  # fmt: skip
+    _run(host, context, msg.instance_uuid, BACKUP_EVENT, body, failed_with_image(host, context, msg.image_id))  # fmt: skip
 
 
 def _images(host: ComputeHost) -> ImageService:
@@ -73,21 +69,42 @@ def _images(host: ComputeHost) -> ImageService:
 def _copy_and_upload(
     host: ComputeHost, context: CallContext, instance: Instance, image_id: str, start: TaskState
 ) -> None:
+    if copy_and_upload(host, context, instance, image_id, start):
+        host.records.update(
+            instance.uuid,
+            InstanceUpdate(task_state=None),
+            expected_task_state=TaskState.IMAGE_UPLOADING.value,
+        )
+
+
+def copy_and_upload(
+    host: ComputeHost,
+    context: CallContext,
+    instance: Instance,
+    image_id: str,
+    start: TaskState,
+    renamed: Mapping[TaskState, TaskState] | None = None,
+) -> bool:
+    """The driver copies the root disk into ``image_id`` and it is uploaded (active). The
+    driver's task states go through ``renamed`` (shelving uses its own). False when the image
+    was deleted before the copy began (the task is then cleared, as Nova does)."""
     uuid, images, caller = instance.uuid, _images(host), caller_of(context)
+    names = dict(renamed or {})
     try:
         image = images.get(caller, image_id)
     except ImageNotFound:
         # deleted before we began (Nova: task cleared, a warning, no fault)
         LOG.warning("Image %s of instance %s's snapshot is gone", image_id, uuid)
         host.records.update(uuid, InstanceUpdate(task_state=None))
-        return
+        return False
     host.records.update(uuid, InstanceUpdate(power_state=int(power_state_of(host, instance))))
 
     def update_task_state(new: TaskState, expected: TaskState | None) -> None:
+        was = names.get(expected, expected) if expected is not None else start
         host.records.update(
             uuid,
-            InstanceUpdate(task_state=new.value),
-            expected_task_state=(expected or start).value,
+            InstanceUpdate(task_state=names.get(new, new).value),
+            expected_task_state=was.value,
         )
 
     ref = guest.instance_ref(host.conf, instance)
@@ -99,27 +116,23 @@ def _copy_and_upload(
             dict(result.properties),
         )  # fmt: skip
         images.upload(caller, image_id, data)
-        host.records.update(
-            uuid,
-            InstanceUpdate(task_state=None),
-            expected_task_state=TaskState.IMAGE_UPLOADING.value,
-        )
     except GONE:
-        _delete_unfinished(host, context, image_id)  # the server was deleted meanwhile
+        delete_unfinished(host, context, image_id)  # the server was deleted meanwhile
         raise
+    return True
 
 
-def _failed(
+def failed_with_image(
     host: ComputeHost, context: CallContext, image_id: str
 ) -> Callable[[ComputeHost, str, BaseException], None]:
     def on_error(host_: ComputeHost, uuid: str, exc: BaseException) -> None:
-        _delete_unfinished(host, context, image_id)
+        delete_unfinished(host, context, image_id)
         revert_task_state(host_, uuid, exc)
 
     return on_error
 
 
-def _delete_unfinished(host: ComputeHost, context: CallContext, image_id: str) -> None:
+def delete_unfinished(host: ComputeHost, context: CallContext, image_id: str) -> None:
     """Delete the snapshot's image unless it became active (it may be gone already)."""
     if host.images is None:
         return

@@ -158,6 +158,41 @@ class BackupInstance(InstanceMessage):
     rotation: int = 0
 
 
+# --- shelving (openkeel.compute.operations.shelve) -----------------------------------------
+
+
+@dataclass(frozen=True)
+class ShelveInstance(InstanceMessage):
+    """Power off, snapshot into ``image_id``, SHELVED; offloaded at once when
+    ``shelved_offload_time`` is 0 (API -> compute, cast)."""
+
+    method: ClassVar[str] = "shelve_instance"
+
+    image_id: str = ""
+    clean_shutdown: bool = True
+
+
+@dataclass(frozen=True)
+class ShelveOffloadInstance(InstanceMessage):
+    """Remove the shelved guest from this host and free its resources (cast)."""
+
+    method: ClassVar[str] = "shelve_offload_instance"
+
+    clean_shutdown: bool = True
+
+
+@dataclass(frozen=True)
+class UnshelveInstance(InstanceMessage):
+    """Spawn a shelved-offloaded instance on this host from its shelved image
+    (conductor -> compute, cast)."""
+
+    method: ClassVar[str] = "unshelve_instance"
+
+    image_id: str | None = None
+    node: str | None = None
+    request_spec: Json | None = None
+
+
 # --- resize / cold migration (openkeel.compute.operations.resize, resize_verify) -----------
 
 
@@ -423,4 +458,5 @@ MESSAGES = by_method(
     GetInstanceDiagnostics, GetHostUptime, SetHostEnabled, HostPowerAction, HostMaintenanceMode,
     ExternalInstanceEvent, AttachInterface, DetachInterface,
     SnapshotInstance, BackupInstance,
+    ShelveInstance, ShelveOffloadInstance, UnshelveInstance,
 )  # fmt: skip

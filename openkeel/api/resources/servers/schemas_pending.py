@@ -19,6 +19,37 @@ def _empty(key: str) -> dict[str, Any]:
 
 
 CONFIRM_RESIZE = _empty("confirmResize")
+SHELVE = _empty("shelve")
+SHELVE_OFFLOAD = _empty("shelveOffload")
+UNSHELVE_V21 = _empty("unshelve")
+UNSHELVE_V277: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "unshelve": {
+            "type": ["object", "null"],
+            "properties": {"availability_zone": t.NAME},
+            "required": ["availability_zone"],  # {"unshelve": {}} is refused
+            "additionalProperties": False,
+        }
+    },
+    "required": ["unshelve"],
+    "additionalProperties": False,
+}
+UNSHELVE_V291: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "unshelve": {
+            "type": ["object", "null"],
+            "properties": {
+                "availability_zone": {"type": ["string", "null"]},
+                "host": {"type": "string"},
+            },
+            "additionalProperties": False,
+        }
+    },
+    "required": ["unshelve"],
+    "additionalProperties": False,
+}
 REVERT_RESIZE = _empty("revertResize")
 TRIGGER_CRASH_DUMP: dict[str, Any] = {
     "type": "object",
