@@ -221,3 +221,30 @@ def test_an_unsent_snapshot_deletes_its_image_and_clears_the_task(
     assert resp.status_code == 503, resp.text
     assert _snapshots(services) == []
     assert _task_and_actions(services, active)[0] is None
+
+
+def test_a_snapshot_after_a_rebuild_copies_the_new_image(
+    api: ApiClient, services: ApiServices, active: str
+) -> None:
+    catalog = EmbeddedImageCatalog(services.api_db)
+    catalog.install()
+    other = catalog.add(Image(id="0b5b2a52-7c1d-4c8e-9d7e-3c5a4f8e2b11", name="other", status="active",
+                              disk_format="raw", container_format="bare", min_ram=64,
+                              properties={"os_distro": "debian"}))  # fmt: skip
+    _set_task(services, active, None)
+    resp = _action(api, active, {"rebuild": {"imageRef": other.id}})
+    assert resp.status_code == 202, resp.text
+    _set_task(services, active, None)  # as compute would once rebuilt
+    assert _action(api, active, {"createImage": {"name": "after"}}).status_code == 202
+    (image,) = [i for i in _snapshots(services) if i.name == "after"]
+    props = image.properties
+    assert (props["base_image_ref"], props["os_distro"]) == (other.id, "debian")
+    assert "hw_architecture" not in props and "os_version" not in props
+    assert (image.min_ram, image.min_disk) == (64, 1)  # the new image's; the root disk's size
+
+
+def _set_task(services: ApiServices, sid: str, task: str | None) -> None:
+    from openkeel.domain.instances import InstanceUpdate
+
+    with services.cell_dbs[CELL1_UUID].begin() as conn:
+        instances.update(conn, sid, InstanceUpdate(task_state=task))

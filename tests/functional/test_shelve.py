@@ -152,3 +152,41 @@ def test_the_periodic_task_offloads_after_shelved_offload_time(cloud: Cloud) -> 
     server = _shown(cloud, sid)
     assert (server["status"], server["OS-EXT-SRV-ATTR:host"]) == ("SHELVED_OFFLOADED", None)
     assert cloud.usage() == {}
+
+
+def test_a_failed_unshelve_leaves_the_server_offloaded_with_no_allocation(cloud: Cloud) -> None:
+    (service,) = cloud.computes.values()
+    sid = cloud.boot("sh-6")["id"]
+    assert _shown(cloud, sid)["status"] == "ACTIVE"
+    assert _act(cloud, sid, {"shelve": None}).status_code == 202
+    assert _shown(cloud, sid)["status"] == "SHELVED_OFFLOADED"
+
+    def broken(*_a: Any, **_kw: Any) -> None:
+        raise PermanentDriverError("no room for the disk")
+
+    original = service.host.driver.spawn
+    service.host.driver.spawn = broken  # type: ignore[method-assign, assignment]
+    assert _act(cloud, sid, {"unshelve": None}).status_code == 202
+    server = _shown(cloud, sid)
+    assert (server["status"], server["OS-EXT-SRV-ATTR:host"]) == ("SHELVED_OFFLOADED", None)
+    assert cloud.usage() == {}
+    assert cloud.events(sid, "unshelve")["compute_unshelve_instance"] == "Error"
+    assert _images(cloud) == ["sh-6-shelved"]  # kept for the next try
+    service.host.driver.spawn = original  # type: ignore[method-assign]
+    assert _act(cloud, sid, {"unshelve": None}).status_code == 202
+    assert _shown(cloud, sid)["status"] == "ACTIVE"
+
+
+def test_unshelve_with_no_valid_host_stays_offloaded(cloud: Cloud) -> None:
+    (host,) = cloud.computes
+    sid = cloud.boot("sh-7")["id"]
+    assert _shown(cloud, sid)["status"] == "ACTIVE"
+    assert _act(cloud, sid, {"shelve": None}).status_code == 202
+    assert _shown(cloud, sid)["status"] == "SHELVED_OFFLOADED"
+    listed = cloud.api.get(f"/v2.1/os-services?host={host}", version="2.53").json()
+    url = f"/v2.1/os-services/{listed['services'][0]['id']}"
+    assert cloud.api.put(url, {"status": "disabled"}, version="2.53").status_code == 200
+    assert _act(cloud, sid, {"unshelve": None}).status_code == 202
+    server = _shown(cloud, sid)
+    assert (server["status"], server["OS-EXT-STS:task_state"]) == ("SHELVED_OFFLOADED", None)
+    assert cloud.events(sid, "unshelve") == {"conductor_unshelve_instance": "Error"}

@@ -39,7 +39,7 @@ def snapshot(flavor: Flavor) -> FlavorSnapshot:
     )
 
 
-def _image_system_metadata(found: Image | None, root_gb: int) -> dict[str, str]:
+def image_system_metadata(found: Image | None, root_gb: int) -> dict[str, str]:
     """Nova's ``image_*`` system metadata: what a snapshot of the server copies (min_disk at
     least the flavor's root disk, as Nova stores it; the image as ``image_base_image_ref``)."""
     if found is None:
@@ -110,7 +110,7 @@ def build_instances(
             user_data=cmd.user_data,
             config_drive="True" if cmd.config_drive else "",
             metadata=dict(cmd.metadata),
-            system_metadata=_image_system_metadata(found, flavor.root_gb),
+            system_metadata=image_system_metadata(found, flavor.root_gb),
             tags=tuple(cmd.tags),
             reservation_id=reservation_id,
             launch_index=index,
