@@ -105,6 +105,9 @@ def _offload(host: ComputeHost, instance: Instance, clean_shutdown: bool) -> Non
     _power_off(host, instance, clean_shutdown)
     ref = guest.instance_ref(host.conf, instance)
     host.driver.destroy(ref, network=guest.interfaces(instance.network_info))
+    # an offloaded server holds nothing on any host; freed before the state says offloaded,
+    # so whoever sees SHELVED_OFFLOADED sees no allocation
+    free_allocations(host, uuid)
     host.records.update(
         uuid,
         InstanceUpdate(
@@ -116,7 +119,6 @@ def _offload(host: ComputeHost, instance: Instance, clean_shutdown: bool) -> Non
         ),
         expected_task_state=TaskState.SHELVING_OFFLOADING.value,
     )
-    free_allocations(host, uuid)  # an offloaded server holds nothing on any host
 
 
 def unshelve(host: ComputeHost, context: CallContext, msg: UnshelveInstance) -> None:
@@ -152,9 +154,9 @@ def unshelve(host: ComputeHost, context: CallContext, msg: UnshelveInstance) -> 
             host.driver.destroy(ref)
         except Exception:
             LOG.exception("Could not remove the guest of the failed unshelve of %s", uuid_)
-        revert_task_state(host_, uuid_, exc)
-        host.records.update(uuid_, InstanceUpdate(host=None, node=None))
         free_allocations(host, uuid_)
+        host.records.update(uuid_, InstanceUpdate(host=None, node=None))
+        revert_task_state(host_, uuid_, exc)  # the task cleared last: then all is settled
 
     _run(host, context, uuid, "compute_unshelve_instance", body, on_error)
 
