@@ -190,3 +190,34 @@ def test_unshelve_with_no_valid_host_stays_offloaded(cloud: Cloud) -> None:
     server = _shown(cloud, sid)
     assert (server["status"], server["OS-EXT-STS:task_state"]) == ("SHELVED_OFFLOADED", None)
     assert cloud.events(sid, "unshelve") == {"conductor_unshelve_instance": "Error"}
+
+
+def test_compute_killed_mid_shelve_leaves_no_task_state(cloud: Cloud) -> None:
+    import uuid as uuid_mod
+
+    from tests.functional.conftest import Gate
+
+    gate = Gate()
+    cloud.gates.append(gate)
+    (first,) = list(cloud.computes)
+    listed = cloud.api.get(f"/v2.1/os-services?host={first}", version="2.53").json()
+    url = f"/v2.1/os-services/{listed['services'][0]['id']}"
+    assert cloud.api.put(url, {"status": "disabled"}, version="2.53").status_code == 200
+    phoenix = f"phoenix-{uuid_mod.uuid4().hex[:6]}"
+    stuck = cloud.add_compute(phoenix, delays={"snapshot": 1.0}, sleep=gate.sleep_once)
+    sid = cloud.boot("sh-8")["id"]
+    assert _shown(cloud, sid)["status"] == "ACTIVE"
+    assert _act(cloud, sid, {"shelve": None}).status_code == 202
+    assert gate.entered.wait(30), "the shelve's snapshot never reached the driver"
+    stuck.stop(drain=False)  # the compute role dies mid-shelve
+    cloud.computes.pop(phoenix)
+    cloud.roles.computes.remove(stuck)
+
+    # restarted over the same hypervisor (its guests kept): the task state is cleared, as Nova
+    cloud.add_compute(phoenix, driver=stuck.host.driver)  # type: ignore[arg-type]
+    server = _shown(cloud, sid)
+    assert server["OS-EXT-STS:task_state"] is None
+    assert server["status"] in ("ACTIVE", "SHUTOFF"), server["status"]  # powered off midway
+    assert _act(cloud, sid, {"shelve": None}).status_code == 202  # and it can be shelved again
+    assert _shown(cloud, sid)["status"] == "SHELVED_OFFLOADED"
+    gate.release()
