@@ -79,9 +79,11 @@ def make_services(
                     )
                 )
                 cells[cell_uuid] = make_engine(cell_url)
+    # state_path: where compute hosts put snapshot data (the embedded catalog's files)
     conf = make_config(
-        overrides={"api.auth_strategy": "noauth2", "api_database.connection": url, **overrides}
-    )
+        overrides={"api.auth_strategy": "noauth2", "api_database.connection": url,
+                   "state_path": str(tmp_path), **overrides}
+    )  # fmt: skip
     return ApiServices(conf=conf, api_db=engine, cell_dbs=cells)
 
 

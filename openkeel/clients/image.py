@@ -14,7 +14,7 @@ from __future__ import annotations
 import datetime
 import json
 import urllib.parse
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -22,6 +22,8 @@ from keystoneauth1 import exceptions as ksa_exceptions
 from keystoneauth1 import plugin as ksa_plugin
 from keystoneauth1 import session as ksa_session
 from keystoneauth1.access import service_catalog
+
+from openkeel.conf.glance import locates_glance
 
 
 class ImageError(Exception):
@@ -89,6 +91,22 @@ class Image:
     virtual_size: int | None = None
 
 
+@dataclass(frozen=True)
+class ImageData:
+    """What a snapshot uploads into a queued image: its formats and its bytes.
+
+    ``chunks`` None means the data stays in the hypervisor's storage (a KubeVirt snapshot is a
+    DataSource in the cluster); only the embedded catalog can activate such an image, with
+    ``size`` as its size (decision 0051).
+    """
+
+    disk_format: str
+    container_format: str
+    chunks: Iterable[bytes] | None
+    size: int = 0
+    properties: Mapping[str, Any] = field(default_factory=dict)
+
+
 class ImageService(Protocol):
     """What the compute services need from an image service."""
 
@@ -112,6 +130,14 @@ class ImageService(Protocol):
         self, caller: Caller, image_id: str, properties: Mapping[str, Any], purge: bool
     ) -> Image:
         """Set ``properties``; with ``purge`` also remove the properties not named."""
+
+    def create(self, caller: Caller, image: Image) -> Image:
+        """Register a queued image (no data yet) owned by the caller's project; a ``shared``
+        image with an ``instance_owner`` property is shared with that project (Nova's
+        snapshot of another project's server)."""
+
+    def upload(self, caller: Caller, image_id: str, data: ImageData) -> Image:
+        """Set the formats, store the data and make the image active."""
 
 
 # Glance v2 image attributes that are not custom properties.
@@ -300,6 +326,21 @@ class GlanceClient:
             return status, json.loads(raw) if raw else None
         raise ImageServiceUnavailable(f"Image service unavailable after {self._retries + 1} tries")
 
+    def _put_data(self, caller: Caller, path: str, chunks: Iterable[bytes]) -> int:
+        headers = {"Content-Type": "application/octet-stream"}
+        if caller.auth_token:
+            headers["X-Auth-Token"] = caller.auth_token
+        data = b"".join(chunks)  # one body: a retry after a refused connection resends it
+        for attempt in range(self._retries + 1):
+            endpoints = self._endpoints_for(caller)
+            try:
+                status, _raw = self._send("PUT", f"{endpoints[attempt % len(endpoints)]}{path}", headers, data)  # fmt: skip
+            except OSError:
+                continue
+            if status != 503:
+                return status
+        raise ImageServiceUnavailable(f"Image service unavailable after {self._retries + 1} tries")
+
     def _checked(self, status: int, image_id: str, payload: Any) -> Any:
         if status == 404:
             raise ImageNotFound(image_id)
@@ -360,3 +401,62 @@ class GlanceClient:
             caller, "PATCH", f"/v2/images/{urllib.parse.quote(image_id)}", ops, patch=True
         )
         return image_from_glance(self._checked(status, image_id, body))
+
+    def create(self, caller: Caller, image: Image) -> Image:
+        """POST /v2/images (queued), then the instance owner as member of a shared image."""
+        body: dict[str, Any] = {
+            "name": image.name,
+            "visibility": image.visibility,
+            "min_ram": image.min_ram,
+            "min_disk": image.min_disk,
+            **{key: str(value) for key, value in image.properties.items()},
+        }
+        if image.id:
+            body["id"] = image.id
+        for key in ("disk_format", "container_format"):
+            if getattr(image, key):
+                body[key] = getattr(image, key)
+        status, payload = self._call(caller, "POST", "/v2/images", body)
+        created = image_from_glance(self._checked(status, image.id, payload))
+        owner = image.properties.get("instance_owner")
+        if image.visibility == "shared" and owner:
+            path = f"/v2/images/{urllib.parse.quote(created.id)}/members"
+            status, payload = self._call(caller, "POST", path, {"member": owner})
+            self._checked(status, created.id, payload)
+        return created
+
+    def upload(self, caller: Caller, image_id: str, data: ImageData) -> Image:
+        """PATCH the formats, PUT /v2/images/{id}/file; Glance keeps no data elsewhere."""
+        if data.chunks is None:
+            raise ImageBadRequest(
+                f"Image {image_id}: Glance needs the image data; this snapshot's data stays in "
+                "the hypervisor's storage."
+            )
+        quoted = urllib.parse.quote(image_id)
+        current = self.get(caller, image_id).properties
+        ops: list[dict[str, Any]] = [
+            {"op": "replace", "path": "/disk_format", "value": data.disk_format},
+            {"op": "replace", "path": "/container_format", "value": data.container_format},
+        ]
+        ops += [
+            {"op": "replace" if key in current else "add", "path": f"/{key}", "value": str(value)}
+            for key, value in data.properties.items()
+        ]
+        status, body = self._call(caller, "PATCH", f"/v2/images/{quoted}", ops, patch=True)
+        self._checked(status, image_id, body)
+        status = self._put_data(caller, f"/v2/images/{quoted}/file", data.chunks)
+        self._checked(status, image_id, None)
+        return self.get(caller, image_id)
+
+
+def glance_from_conf(glance: Any) -> GlanceClient | None:
+    """Glance as ``[glance]`` locates it: fixed endpoints (``endpoint_override``,
+    ``api_servers``), or with ``region_name`` alone the caller's service catalog (interfaces
+    from ``valid_interfaces``); None when it does not locate Glance (decision 0034)."""
+    if not locates_glance(glance):
+        return None
+    endpoints = [glance.endpoint_override] if glance.endpoint_override else glance.api_servers
+    session = ksa_session.Session(timeout=glance.timeout, user_agent="openkeel")
+    interfaces = tuple(i.strip() for i in glance.valid_interfaces.split(",") if i.strip())
+    lookup = CatalogLookup(interfaces, glance.region_name)
+    return GlanceClient(endpoints or (), glance.num_retries, session=session, lookup=lookup)

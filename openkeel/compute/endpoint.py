@@ -22,6 +22,8 @@ from openkeel.compute.operations import (
     rebuild,
     rescue,
     resize_verify,
+    shelve,
+    snapshot,
     soft_delete,
 )
 from openkeel.compute.operations import live_migrate as live_ops
@@ -94,6 +96,21 @@ class ComputeEndpoint:
 
     def trigger_crash_dump(self, context: CallContext, msg: m.TriggerCrashDump) -> None:
         guest_requests.trigger_crash_dump(self._host, context, msg.instance_uuid)
+
+    def snapshot_instance(self, context: CallContext, msg: m.SnapshotInstance) -> None:
+        snapshot.snapshot(self._host, context, msg)
+
+    def backup_instance(self, context: CallContext, msg: m.BackupInstance) -> None:
+        snapshot.backup(self._host, context, msg)
+
+    def shelve_instance(self, context: CallContext, msg: m.ShelveInstance) -> None:
+        shelve.shelve(self._host, context, msg)
+
+    def shelve_offload_instance(self, context: CallContext, msg: m.ShelveOffloadInstance) -> None:
+        shelve.shelve_offload(self._host, context, msg)
+
+    def unshelve_instance(self, context: CallContext, msg: m.UnshelveInstance) -> None:
+        shelve.unshelve(self._host, context, msg)
 
     # --- resize / cold migration -------------------------------------------------------------
 

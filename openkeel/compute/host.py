@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import sqlalchemy as sa
 from oslo_config import cfg
 
+from openkeel.clients.image import ImageService
 from openkeel.clients.placement import PlacementClient
 from openkeel.compute.event_waiters import InstanceEventWaiters
 from openkeel.compute.resource_tracker import ResourceTracker
@@ -66,6 +67,8 @@ class ComputeHost:
     clock: Clock
     conductor: ConductorRpcClient
     tracker: ResourceTracker
+    # Where snapshots are uploaded (Glance or the embedded catalog); None: none configured.
+    images: ImageService | None = None
     locks: InstanceLocks = field(default_factory=InstanceLocks)
     # Operations waiting for external events (openkeel.compute.external_events).
     events: InstanceEventWaiters = field(default_factory=InstanceEventWaiters)

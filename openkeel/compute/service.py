@@ -12,17 +12,21 @@ FakeClock). ``stop()`` undoes it.
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 import sqlalchemy as sa
 from oslo_config import cfg
 
+from openkeel.clients.image import ImageService, glance_from_conf
 from openkeel.clients.placement import PlacementClient
 from openkeel.compute import evacuated, periodic_tasks, reconcile, usage_audit
 from openkeel.compute.endpoint import ComputeEndpoint
 from openkeel.compute.host import ComputeHost
 from openkeel.compute.lifecycle import LifecycleHandler
-from openkeel.compute.operations import rescue
+from openkeel.compute.operations import rescue, shelve
 from openkeel.compute.resource_tracker import ResourceTracker
+from openkeel.db.image_catalog import EmbeddedImageCatalog
+from openkeel.db.image_files import ImageFiles
 from openkeel.db.records import InstanceRecords
 from openkeel.db.repositories import host_mappings, services
 from openkeel.db.schema import api as api_schema
@@ -42,6 +46,16 @@ TOPIC = "compute"
 SERVICE_VERSION = 74  # Nova 34.0.0's service version
 
 
+def snapshot_images(conf: cfg.ConfigOpts, api_db: sa.Engine) -> ImageService:
+    """Where this host uploads snapshots: Glance when ``[glance]`` locates it, else the
+    embedded catalog on the API database with its data under ``<state_path>/images``, where
+    the all-in-one's image API serves them (decision 0034: one process holds the files)."""
+    glance = glance_from_conf(conf.glance)
+    if glance is not None:
+        return glance
+    return EmbeddedImageCatalog(api_db, ImageFiles(Path(conf.state_path) / "images"))
+
+
 class ComputeService:
     """Everything one compute host runs."""
 
@@ -58,6 +72,7 @@ class ComputeService:
         network: NetworkAdapter | None = None,
         cell_uuid: str | None = None,
         host: str | None = None,
+        images: ImageService | None = None,
     ) -> None:
         self.conf = conf
         self.transport = transport
@@ -77,6 +92,7 @@ class ComputeService:
             clock=self.clock,
             conductor=ConductorRpcClient(transport),
             tracker=ResourceTracker(conf, name, driver, placement, cell_db),
+            images=images or snapshot_images(conf, api_db),
         )
         self.periodic = PeriodicRunner(self.clock)
         self.service_id: int | None = None
@@ -182,6 +198,11 @@ class ComputeService:
         add("reclaim_queued_deletes", lambda: periodic_tasks.reclaim_queued_deletes(host), 0)
         add("instance_usage_audit", lambda: usage_audit.instance_usage_audit(host), 0)
         add("poll_rescued_instances", lambda: rescue.poll_rescued_instances(host), 0)
+        add(
+            "poll_shelved_instances",
+            lambda: shelve.offload_shelved_instances(host),
+            conf.shelved_poll_interval if conf.shelved_poll_interval > 0 else -1,
+        )  # fmt: skip  (0 or less: never)
         add(
             "recover_stale_operations",
             lambda: reconcile.recover_stale_operations(host),

@@ -13,6 +13,7 @@ from openkeel.conductor.tasks.build import BuildOptions, RescheduleTask, Schedul
 from openkeel.conductor.tasks.live_migrate import LiveMigrateTask
 from openkeel.conductor.tasks.migrate import MigrateTask
 from openkeel.conductor.tasks.rebuild import RebuildTask
+from openkeel.conductor.tasks.unshelve import UnshelveTask
 from openkeel.rpc.clients.conductor import SERVER_VERSION
 from openkeel.rpc.message import CallContext
 from openkeel.rpc.messages import RpcMessage
@@ -60,3 +61,6 @@ class ComputeTaskEndpoint:
 
     def rebuild_instance(self, context: CallContext, msg: m.RebuildInstance) -> None:
         RebuildTask(self._deps, context, msg).execute()
+
+    def unshelve_instance(self, context: CallContext, msg: m.UnshelveInstance) -> None:
+        UnshelveTask(self._deps, context, msg).execute()

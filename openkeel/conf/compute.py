@@ -90,6 +90,23 @@ DEFAULT_OPTS = [
         "or the conductor died mid-move) is settled as a restart would settle it (0: never). "
         "OpenKeel only; Nova leaves such instances in their task state.",
     ),
+    cfg.IntOpt(
+        "shelved_offload_time",
+        default=0,
+        min=-1,
+        help="Seconds a shelved server stays on its host before it is offloaded (0: at "
+        "once; -1: never).",
+    ),
+    cfg.IntOpt(
+        "shelved_poll_interval",
+        default=3600,
+        help="Seconds between looks for shelved servers to offload (0 or less: never).",
+    ),
+    cfg.ListOpt(
+        "non_inheritable_image_properties",
+        default=["cache_in_nova", "bittorrent"],
+        help="Image properties a snapshot does not copy from the server's image.",
+    ),
     cfg.IntOpt("shutdown_timeout", default=60, min=0, help="Seconds of graceful shutdown."),
     cfg.IntOpt("max_concurrent_builds", default=10, min=0, help="Builds at once (0: no limit)."),
 ]

@@ -10,6 +10,7 @@ storage of an embedded service, so it lives in the database layer: outbound clie
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import json
 import uuid
@@ -22,11 +23,13 @@ from openkeel.clients.image import (
     Caller,
     Image,
     ImageBadRequest,
+    ImageData,
     ImageNotAuthorized,
+    ImageNotFound,
     glance_filters,
     parse_time,
 )
-from openkeel.db.image_files import ImageFiles
+from openkeel.db.image_files import ImageFiles, store_data
 from openkeel.db.image_repository import ImageRepository, visible
 from openkeel.db.image_tables import (
     images_table,
@@ -162,3 +165,37 @@ class EmbeddedImageCatalog:
                 .values(properties=json.dumps(merged), updated_at=now())
             )
         return self._rows.load(image_id)
+
+    def create(self, caller: Caller, image: Image) -> Image:
+        """A queued image owned by the caller's project; shared with ``instance_owner``."""
+        image_id = image.id or str(uuid.uuid4())
+        created = self._rows.create(
+            dataclasses.replace(image, id=image_id, status="queued", owner=caller.project_id)
+        )
+        owner = image.properties.get("instance_owner")
+        if image.visibility == "shared" and owner:
+            self._rows.add_member(image_id, str(owner))
+        return created
+
+    def upload(self, caller: Caller, image_id: str, data: ImageData) -> Image:
+        """Store a snapshot's data (queued -> saving -> active, decision 0034's contract);
+        data kept by the hypervisor (``data.chunks`` None) makes it active with its size."""
+        image = self._owned(caller, image_id)
+        values: dict[str, Any] = {
+            "disk_format": data.disk_format,
+            "container_format": data.container_format,
+            "properties": {**image.properties, **data.properties},
+        }
+        if self._rows.update(image_id, {**values, "status": "saving"}, "queued") is None:
+            raise ImageNotFound(image_id)
+        if data.chunks is None:
+            done = self._rows.update(image_id, {"status": "active", "size": data.size}, "saving")
+        elif self._files is None:
+            self._rows.update(image_id, {"status": "queued"}, "saving")
+            raise ImageBadRequest(f"Image {image_id}: this catalog keeps no image data.")
+        else:
+            done = store_data(self._files, self._rows.update, image_id, data.disk_format, data.chunks)  # fmt: skip
+        if done is None:
+            raise ImageNotFound(image_id)
+        result: Image = done
+        return result

@@ -13,9 +13,10 @@ import contextlib
 import hashlib
 import os
 import uuid
-from collections.abc import Iterable, Iterator, Set
+from collections.abc import Callable, Iterable, Iterator, Set
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 CHUNK = 64 * 1024
 HASH_ALGO = "sha512"
@@ -101,3 +102,35 @@ class ImageFiles:
         for path in self.root.iterdir():
             if path.name.endswith(".part") or path.name not in keep:
                 self.discard(path)
+
+
+# (image id, column values, expected status) -> the updated image, or None when it moved on
+StatusSwap = Callable[[str, dict[str, Any], str], Any]
+
+
+def store_data(
+    files: ImageFiles, swap: StatusSwap, image_id: str, disk_format: str, chunks: Iterable[bytes]
+) -> Any:
+    """The upload contract of decision 0034, shared by the image API's upload and the
+    snapshot upload of the embedded catalog: queued -> saving (the caller checked it), the
+    bytes to a temporary file, in place, saving -> active. A failed write puts the image back
+    to queued; an image deleted meanwhile loses its data. Returns the active image, or None
+    when the image was deleted during the upload."""
+    try:
+        temporary, stored = files.write(image_id, chunks)
+    except BaseException:
+        swap(image_id, {"status": "queued"}, "saving")
+        raise
+    files.commit(temporary, image_id)
+    values = {
+        "status": "active",
+        "size": stored.size,
+        "virtual_size": stored.size if disk_format == "raw" else None,
+        "checksum": stored.checksum,
+        "os_hash_algo": stored.os_hash_algo,
+        "os_hash_value": stored.os_hash_value,
+    }
+    active = swap(image_id, values, "saving")
+    if active is None:
+        files.delete(image_id)
+    return active

@@ -50,15 +50,21 @@ class CallContext:
     project_id: str | None = None
     roles: tuple[str, ...] = ()
     request_id: str = field(default_factory=lambda: f"req-{uuid.uuid4()}")
+    # The caller's token (Keystone mode), as Nova's context carries it: compute acts for the
+    # user towards the image service (a snapshot's upload). Never logged (repr=False).
+    auth_token: str | None = field(default=None, repr=False)
 
     def to_dict(self) -> dict[str, Primitive]:
-        """Wire form of the context."""
-        return {
+        """Wire form of the context (the token only when there is one)."""
+        wire: dict[str, Primitive] = {
             "user_id": self.user_id,
             "project_id": self.project_id,
             "roles": list(self.roles),
             "request_id": self.request_id,
         }
+        if self.auth_token:
+            wire["auth_token"] = self.auth_token
+        return wire
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CallContext:
@@ -68,6 +74,7 @@ class CallContext:
             project_id=data.get("project_id"),
             roles=tuple(data.get("roles") or ()),
             request_id=str(data.get("request_id") or f"req-{uuid.uuid4()}"),
+            auth_token=data.get("auth_token"),
         )
 
 

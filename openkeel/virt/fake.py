@@ -7,6 +7,7 @@ delays outside it). Delays go through an injectable ``sleep`` so tests never rea
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import threading
@@ -49,6 +50,22 @@ from openkeel.virt.model import (
 from openkeel.virt.uptime import uptime_line
 
 _T = LifecycleTransition
+
+
+SIMULATED_DISK_BYTES = 64 * 1024
+
+
+def simulated_disk(spec: InstanceSpec, image_id: str) -> bytes:
+    """The simulated guest's root disk as a snapshot sees it: a small raw disk whose first
+    lines name the server, the image it booted from and the snapshot, then deterministic
+    filler, so two snapshots of one server into one image id are byte-identical."""
+    source = spec.image.image_id if spec.image is not None else "volume"
+    header = (
+        f"OPENKEEL SIMULATED DISK\nserver {spec.uuid}\nbooted from {source}\nsnapshot {image_id}\n"
+    ).encode()
+    seed = hashlib.sha256(header).digest()
+    filler = (seed * (SIMULATED_DISK_BYTES // len(seed) + 1))[: SIMULATED_DISK_BYTES - len(header)]
+    return header + filler
 
 
 @dataclass
@@ -350,10 +367,14 @@ class FakeDriver(ComputeDriver):
     ) -> SnapshotResult:
         self._enter("snapshot", instance.uuid)
         with self._lock:
-            root_gb = self._guest(instance.uuid).spec.flavor.root_gb
+            guest = self._guest(instance.uuid)
+            disk = simulated_disk(guest.spec, target.image_id)
+            guest.log.append(f"root disk copied into image {target.image_id}")
         update_task_state(TaskState.IMAGE_PENDING_UPLOAD, None)
         update_task_state(TaskState.IMAGE_UPLOADING, TaskState.IMAGE_PENDING_UPLOAD)
-        return SnapshotResult(target.image_id, root_gb * 1024**3, target.disk_format)
+        return SnapshotResult(
+            target.image_id, len(disk), target.disk_format, target.container_format, (disk,)
+        )
 
     def migrate_disk_and_power_off(
         self,

@@ -8,7 +8,7 @@ and network info into these before calling the driver; no ORM or RPC object cros
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -167,9 +167,17 @@ class SnapshotTarget:
 
 @dataclass(frozen=True)
 class SnapshotResult:
+    """What a snapshot produced. ``chunks`` are the disk's bytes for compute to upload into the
+    image service; None when the data stays in the hypervisor's storage (KubeVirt: a CDI
+    DataSource in the images namespace that servers booted from the image clone)."""
+
     image_id: str
     size_bytes: int
     disk_format: str
+    container_format: str = "bare"
+    chunks: Iterable[bytes] | None = None
+    # Image properties the driver adds (where the data lives, for one).
+    properties: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

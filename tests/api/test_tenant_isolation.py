@@ -272,6 +272,7 @@ ACTION_BODIES: dict[tuple[str, str], Any] = {
     ("/os-aggregates/{id}/action", "remove_host"): {"host": "host1"},
     ("/os-aggregates/{id}/action", "set_metadata"): {"metadata": {"bob": "x"}},
     (ACTIONS_PATH, "createImage"): {"name": "bob-snap"},
+    (ACTIONS_PATH, "createBackup"): {"name": "bob-backup", "backup_type": "daily", "rotation": 1},
     (ACTIONS_PATH, "evacuate"): {},
     (ACTIONS_PATH, "os-getConsoleOutput"): {"length": 10},
     (ACTIONS_PATH, "addSecurityGroup"): {"name": "default"},
@@ -533,10 +534,10 @@ EXPECT: dict[tuple[str, str, str], int | str | tuple[int | str, int | str]] = {
 }
 SERVER_ACTIONS = (
     "changePassword", "rescue", "unrescue",
-    "addSecurityGroup", "removeSecurityGroup", "confirmResize", "createImage", "evacuate", "forceDelete", "injectNetworkInfo", "lock", "migrate",
+    "addSecurityGroup", "removeSecurityGroup", "confirmResize", "createBackup", "createImage", "evacuate", "forceDelete", "injectNetworkInfo", "lock", "migrate",
     "os-getConsoleOutput", "os-migrateLive", "os-resetState", "os-start", "os-stop", "pause", "reboot", "rebuild",
-    "resize", "restore", "resume", "revertResize", "suspend", "trigger_crash_dump", "unlock",
-    "unpause",
+    "resize", "restore", "resume", "revertResize", "shelve", "shelveOffload", "suspend", "trigger_crash_dump", "unlock",
+    "unpause", "unshelve",
 )  # fmt: skip
 EXPECT.update({("POST", ACTIONS_PATH, action): NOT_FOUND for action in SERVER_ACTIONS})
 

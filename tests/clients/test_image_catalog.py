@@ -12,12 +12,15 @@ from openkeel.clients.image import (
     Caller,
     GlanceClient,
     Image,
+    ImageBadRequest,
+    ImageData,
     ImageNotAuthorized,
     ImageNotFound,
     ImageServiceUnavailable,
 )
 from openkeel.db.engine import make_engine
 from openkeel.db.image_catalog import DEFAULT_IMAGE, EmbeddedImageCatalog
+from openkeel.db.image_files import ImageFiles
 
 ADMIN = Caller("p", is_admin=True)
 
@@ -118,3 +121,66 @@ def test_catalog_sorts_by_name_with_unset_and_empty_names(tmp_path: Path) -> Non
         catalog.add(Image(id=image_id, name=name, status="active"))
     ordered = catalog.list(ADMIN, {}, sort=(("name", "asc"),))
     assert [i.name for i in ordered] == [None, "", DEFAULT_IMAGE.name]
+
+
+class RawFakeGlance(FakeGlance):
+    """FakeGlance that keeps a non-JSON body (image data) as bytes."""
+
+    def __call__(
+        self, method: str, url: str, headers: dict[str, str], body: bytes | None
+    ) -> tuple[int, bytes]:
+        if headers.get("Content-Type") == "application/octet-stream":
+            self.calls.append((method, url, headers, body))
+            status, _ = self.replies.pop(0)
+            return status, b""
+        return super().__call__(method, url, headers, body)
+
+
+def test_glance_create_registers_and_shares_with_the_instance_owner() -> None:
+    fake = FakeGlance(
+        (201, {**GLANCE_IMAGE, "status": "queued", "visibility": "shared"}), (200, {})
+    )
+    image = Image(id="", name="snap", status="queued", visibility="shared", min_disk=1,
+                  properties={"instance_owner": "other", "image_type": "snapshot"})  # fmt: skip
+    created = GlanceClient(["http://g"], transport=fake).create(Caller("p", False, "tok"), image)
+    assert created.status == "queued"
+    assert fake.calls[0][:2] == ("POST", "http://g/v2/images")
+    assert fake.calls[0][3] == {"name": "snap", "visibility": "shared", "min_ram": 0, "min_disk": 1,
+                                "instance_owner": "other", "image_type": "snapshot"}  # fmt: skip
+    assert fake.calls[1][1:4:2] == ("http://g/v2/images/i1/members", {"member": "other"})
+
+
+def test_glance_upload_sets_formats_then_puts_the_data() -> None:
+    fake = RawFakeGlance((200, GLANCE_IMAGE), (200, GLANCE_IMAGE), (204, None), (200, GLANCE_IMAGE))
+    client = GlanceClient(["http://g"], transport=fake)
+    client.upload(ADMIN, "i1", ImageData("raw", "bare", (b"ab", b"cd"), 4, {"where": "x"}))
+    assert fake.calls[1][3] == [
+        {"op": "replace", "path": "/disk_format", "value": "raw"},
+        {"op": "replace", "path": "/container_format", "value": "bare"},
+        {"op": "add", "path": "/where", "value": "x"},
+    ]
+    assert fake.calls[2][:2] == ("PUT", "http://g/v2/images/i1/file")
+    assert fake.calls[2][3] == b"abcd"
+    # data kept by the hypervisor cannot reach Glance
+    with pytest.raises(ImageBadRequest):
+        client.upload(ADMIN, "i1", ImageData("raw", "bare", None, 4))
+
+
+def test_catalog_snapshot_upload(tmp_path: Path) -> None:
+    files = ImageFiles(tmp_path / "images")
+    catalog = EmbeddedImageCatalog(make_engine(f"sqlite:///{tmp_path / 'api.sqlite'}"), files)
+    catalog.install(seed_default=False)
+    owner = Caller("p")
+    queued = catalog.create(owner, Image(id="", name="s", status="active", visibility="private"))
+    assert (queued.status, queued.owner) == ("queued", "p")
+    active = catalog.upload(owner, queued.id, ImageData("raw", "bare", (b"disk",), 4))
+    assert (active.status, active.size, active.disk_format, active.virtual_size) == ("active", 4, "raw", 4)  # fmt: skip
+    assert b"".join(files.read(queued.id)) == b"disk"
+    with pytest.raises(ImageNotFound):  # no longer queued
+        catalog.upload(owner, queued.id, ImageData("raw", "bare", (b"x",), 1))
+    kept = catalog.create(owner, Image(id="", name="k", status="queued", visibility="private"))
+    located = ImageData("raw", "bare", None, 2**30, {"openkeel_kubevirt_data_source": "ns/n"})
+    active = catalog.upload(owner, kept.id, located)
+    assert (active.status, active.size, active.checksum) == ("active", 2**30, None)
+    assert active.properties == {"openkeel_kubevirt_data_source": "ns/n"}
+    assert not files.has_data(kept.id)

@@ -81,6 +81,11 @@ class Gate:
         self.entered.set()
         self._release.wait(60)
 
+    def sleep_once(self, seconds: float) -> None:
+        """Block the first call only: a compute service restarted on the same driver passes."""
+        if not self.entered.is_set():
+            self.sleep(seconds)
+
     def release(self) -> None:
         self._release.set()
 
@@ -98,12 +103,14 @@ class Cloud:
 
     def add_compute(
         self, host: str | None = None, *, delays: dict[str, float] | None = None,
-        sleep: Callable[[float], None] | None = None,
+        sleep: Callable[[float], None] | None = None, driver: FakeDriver | None = None,
     ) -> ComputeService:  # fmt: skip
-        """Start a compute host with a fake driver (``delays`` per operation, seconds)."""
+        """Start a compute host with a fake driver (``delays`` per operation, seconds); with
+        ``driver``, on that one (a compute service restarted over a hypervisor that kept its
+        guests)."""
         host = host or f"host-{uuid.uuid4().hex[:8]}"
         config = FakeDriverConfig(nodes=(f"{host}-node",), delays=delays or {})
-        driver = FakeDriver(config, sleep=sleep or (lambda _s: None))
+        driver = driver or FakeDriver(config, sleep=sleep or (lambda _s: None))
         cell = (CELL1_UUID, self.services.cell_dbs[CELL1_UUID])
         service = start_compute(
             self.services.conf, self.roles.transport, self.placement, self.services.api_db,

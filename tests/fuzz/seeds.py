@@ -70,6 +70,7 @@ def _action_bodies(world: World, template: str, action: str) -> list[Any]:
         ("/os-aggregates/{id}/action", "remove_host"): [{"host": world.host}],
         ("/os-aggregates/{id}/action", "set_metadata"): [{"metadata": {"fuzz": "x"}}],
         (SERVERS, "createImage"): [{"name": "fuzz-snap", "metadata": {"k": "v"}}],
+        (SERVERS, "createBackup"): [{"name": "fuzz-backup", "backup_type": "daily", "rotation": 1}],
         (SERVERS, "os-migrateLive"): [
             {"host": None, "block_migration": "auto"},
             {"host": None, "block_migration": False, "disk_over_commit": False},

@@ -248,3 +248,10 @@ def test_community_images_are_listed_only_when_asked(glance: ApiClient) -> None:
     assert "comm" not in names(glance, token="other:other")
     assert names(glance, "?visibility=community", token="other:other") == ["comm"]
     assert "comm" in names(glance, token="demo:demo")
+
+
+def test_image_tasks_are_an_empty_list(glance: ApiClient) -> None:
+    image = create(glance, name="t")
+    resp = glance.get(f"{V2}/images/{image['id']}/tasks")
+    assert (resp.status_code, resp.json()) == (200, {"tasks": []})
+    assert glance.get(f"{V2}/images/5e3f1c1a-0000-4000-8000-000000000000/tasks").status_code == 404

@@ -13,14 +13,12 @@ from contextlib import contextmanager
 from typing import Any
 
 import sqlalchemy as sa
-from keystoneauth1 import session as ksa_session
 
 from openkeel.api.context import RequestContext
 from openkeel.api.services import ApiServices
 from openkeel.api.usecases.quotas import effective_limit
 from openkeel.clients.image import (
     Caller,
-    CatalogLookup,
     GlanceClient,
     Image,
     ImageBadRequest,
@@ -28,8 +26,8 @@ from openkeel.clients.image import (
     ImageNotFound,
     ImageService,
     ImageServiceUnavailable,
+    glance_from_conf,
 )
-from openkeel.conf.glance import locates_glance
 from openkeel.db.image_catalog import EmbeddedImageCatalog
 from openkeel.domain.errors import Forbidden, Invalid, NotFound, OverQuota, ServiceUnavailable
 
@@ -40,16 +38,8 @@ _catalogs: weakref.WeakKeyDictionary[sa.Engine, EmbeddedImageCatalog] = weakref.
 
 
 def glance_client(glance: Any) -> GlanceClient | None:
-    """Glance as ``[glance]`` locates it: fixed endpoints (``endpoint_override``,
-    ``api_servers``), or with ``region_name`` alone the caller's service catalog (interfaces
-    from ``valid_interfaces``); None when it does not locate Glance (decision 0034)."""
-    if not locates_glance(glance):
-        return None
-    endpoints = [glance.endpoint_override] if glance.endpoint_override else glance.api_servers
-    session = ksa_session.Session(timeout=glance.timeout, user_agent="openkeel")
-    interfaces = tuple(i.strip() for i in glance.valid_interfaces.split(",") if i.strip())
-    lookup = CatalogLookup(interfaces, glance.region_name)
-    return GlanceClient(endpoints or (), glance.num_retries, session=session, lookup=lookup)
+    """Glance as ``[glance]`` locates it, or None (decision 0034)."""
+    return glance_from_conf(glance)
 
 
 def image_service(services: ApiServices) -> ImageService:
@@ -114,6 +104,11 @@ class ImageProxy:
         """A page of visible images (400 with the image service's message on a bad query)."""
         with _translated():
             return self._images.list(self._caller, filters, limit, marker)
+
+    def create(self, image: Image) -> Image:
+        """Register a queued image (a snapshot or backup about to be uploaded)."""
+        with _translated():
+            return self._images.create(self._caller, image)
 
     def delete(self, image_id: str) -> None:
         """Delete an image (403 when the image service refuses)."""

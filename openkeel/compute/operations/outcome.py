@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 
+from openkeel.clients.image import Caller, ImageError, ImageNotFound
 from openkeel.clients.placement_errors import PlacementError
 from openkeel.compute.host import ComputeHost
 from openkeel.domain.instances import (
@@ -14,6 +15,7 @@ from openkeel.domain.instances import (
     UnexpectedDeletingTaskStateError,
 )
 from openkeel.domain.states import VmState
+from openkeel.rpc.message import CallContext
 
 LOG = logging.getLogger(__name__)
 
@@ -48,3 +50,26 @@ def free_allocations(host: ComputeHost, uuid: str) -> None:
         host.placement.delete_allocations(uuid)
     except PlacementError:
         LOG.exception("Could not delete the allocations of %s", uuid)
+
+
+def image_caller(context: CallContext) -> Caller:
+    """The image service's caller: the user who asked, with their token (as Nova)."""
+    return Caller(context.project_id, "admin" in context.roles, context.auth_token)
+
+
+# System metadata a shelve leaves for the unshelve (Nova's shelved_* keys).
+SHELVED_KEYS = ("shelved_at", "shelved_image_id", "shelved_host")
+
+
+def forget_shelved_image(host: ComputeHost, context: CallContext, sysmeta: dict[str, str]) -> dict[str, str]:  # fmt: skip
+    """Delete the image a shelve made (gone already: fine); ``sysmeta`` without the shelved_*
+    keys (Nova's _delete_snapshot_of_shelved_instance + remove_shelved_keys)."""
+    image_id = sysmeta.get("shelved_image_id")
+    if image_id and host.images is not None:
+        try:
+            host.images.delete(image_caller(context), image_id)
+        except ImageNotFound:
+            pass
+        except ImageError:
+            LOG.warning("Could not delete shelved image %s", image_id, exc_info=True)
+    return {k: v for k, v in sysmeta.items() if k not in SHELVED_KEYS}

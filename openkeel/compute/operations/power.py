@@ -14,8 +14,13 @@ from collections.abc import Callable
 from openkeel.compute import guest
 from openkeel.compute.host import ComputeHost
 from openkeel.compute.operations.build import power_state_of
-from openkeel.compute.operations.outcome import GONE, revert_task_state, set_error
-from openkeel.domain.instances import Instance, InstanceNotFound, InstanceUpdate
+from openkeel.compute.operations.outcome import (
+    GONE,
+    forget_shelved_image,
+    revert_task_state,
+    set_error,
+)
+from openkeel.domain.instances import UNSET, Instance, InstanceNotFound, InstanceUpdate
 from openkeel.domain.states import (
     HARD_REBOOT_STATES,
     SOFT_REBOOT_STATES,
@@ -93,12 +98,15 @@ def start(host: ComputeHost, context: CallContext, uuid: str) -> None:
         )
         spec = guest.instance_spec(host.conf, instance)
         host.driver.power_on(spec)
+        # a shelved server unshelved in place no longer needs its shelved image (Nova)
+        sysmeta = forget_shelved_image(host, context, dict(instance.system_metadata))
         host.records.update(
             uuid,
             InstanceUpdate(
                 vm_state=VmState.ACTIVE.value,
                 task_state=None,
                 power_state=int(host.driver.get_info(spec.ref, use_cache=False).state),
+                system_metadata=sysmeta if sysmeta != instance.system_metadata else UNSET,
             ),
             expected_task_state=TaskState.POWERING_ON.value,
         )

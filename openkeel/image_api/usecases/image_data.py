@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from openkeel.clients.image import Caller, Image
+from openkeel.db.image_files import store_data
 from openkeel.image_api.faults import BadRequest, Conflict, Forbidden, Gone
 from openkeel.image_api.services import ImageApiServices
 from openkeel.image_api.usecases.images import find, owned
@@ -31,26 +32,10 @@ def upload(
         raise Conflict(
             f"Image {image_id} is {image.status}: data can only be uploaded to a queued image."
         )
-    try:
-        temporary, stored = services.files.write(image_id, chunks)
-    except BaseException:
-        repo.update(image_id, {"status": "queued"}, "saving")
-        raise
-    services.files.commit(temporary, image_id)
-    active = repo.update(
-        image_id,
-        {
-            "status": "active",
-            "size": stored.size,
-            "virtual_size": stored.size if image.disk_format == "raw" else None,
-            "checksum": stored.checksum,
-            "os_hash_algo": stored.os_hash_algo,
-            "os_hash_value": stored.os_hash_value,
-        },
-        "saving",
+    active: Image | None = store_data(
+        services.files, repo.update, image_id, image.disk_format, chunks
     )
     if active is None:
-        services.files.delete(image_id)
         raise Gone(
             f"Image {image_id} could not be found after upload: it was deleted during the upload."
         )

@@ -171,6 +171,65 @@ class TriggerCrashDump(InstanceMessage):
     method: ClassVar[str] = "trigger_crash_dump"
 
 
+# --- snapshots (openkeel.compute.operations.snapshot) -------------------------------------
+
+
+@dataclass(frozen=True)
+class SnapshotInstance(InstanceMessage):
+    """Upload the guest's root disk into the queued image ``image_id`` (API -> compute, cast)."""
+
+    method: ClassVar[str] = "snapshot_instance"
+
+    image_id: str = ""
+
+
+@dataclass(frozen=True)
+class BackupInstance(InstanceMessage):
+    """A snapshot into ``image_id``, then keep only the newest ``rotation`` backups of
+    ``backup_type`` of the instance (API -> compute, cast)."""
+
+    method: ClassVar[str] = "backup_instance"
+
+    image_id: str = ""
+    backup_type: str = ""
+    rotation: int = 0
+
+
+# --- shelving (openkeel.compute.operations.shelve) -----------------------------------------
+
+
+@dataclass(frozen=True)
+class ShelveInstance(InstanceMessage):
+    """Power off, snapshot into ``image_id``, SHELVED; offloaded at once when
+    ``shelved_offload_time`` is 0 (API -> compute, cast)."""
+
+    method: ClassVar[str] = "shelve_instance"
+
+    image_id: str = ""
+    clean_shutdown: bool = True
+
+
+@dataclass(frozen=True)
+class ShelveOffloadInstance(InstanceMessage):
+    """Remove the shelved guest from this host and free its resources (cast)."""
+
+    method: ClassVar[str] = "shelve_offload_instance"
+
+    clean_shutdown: bool = True
+
+
+@dataclass(frozen=True)
+class UnshelveInstance(InstanceMessage):
+    """Spawn a shelved-offloaded instance on this host from its shelved image
+    (conductor -> compute, cast)."""
+
+    method: ClassVar[str] = "unshelve_instance"
+
+    image_id: str | None = None
+    node: str | None = None
+    request_spec: Json | None = None
+
+
 # --- resize / cold migration (openkeel.compute.operations.resize, resize_verify) -----------
 
 
@@ -435,5 +494,6 @@ MESSAGES = by_method(
     LiveMigrationAbort, LiveMigrationForceComplete, GetConsoleOutput, GetDiagnostics,
     GetInstanceDiagnostics, GetHostUptime, SetHostEnabled, HostPowerAction, HostMaintenanceMode,
     ExternalInstanceEvent, AttachInterface, DetachInterface, RescueInstance,
-    UnrescueInstance, SetAdminPassword, TriggerCrashDump,
+    UnrescueInstance, SetAdminPassword, TriggerCrashDump, SnapshotInstance, BackupInstance,
+    ShelveInstance, ShelveOffloadInstance, UnshelveInstance,
 )  # fmt: skip

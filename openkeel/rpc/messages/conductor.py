@@ -95,6 +95,23 @@ class RebuildInstance(RpcMessage):
     target_state: str | None = None  # "stopped" (2.95+): the evacuated server ends stopped
 
 
+@dataclass(frozen=True)
+class UnshelveInstance(RpcMessage):
+    """Bring a shelved instance back: power on in place, or schedule an offloaded one
+    (API -> conductor, cast)."""
+
+    method: ClassVar[str] = "unshelve_instance"
+    versions: ClassVar[tuple[str, ...]] = ("1.25",)
+
+    instance_uuid: str
+    request_spec: Json | None = None
+
+
 MESSAGES = by_method(
-    ScheduleAndBuildInstances, BuildInstances, MigrateServer, LiveMigrateInstance, RebuildInstance
+    ScheduleAndBuildInstances,
+    BuildInstances,
+    MigrateServer,
+    LiveMigrateInstance,
+    RebuildInstance,
+    UnshelveInstance,
 )

@@ -311,20 +311,41 @@ class MigrationMixin(KubevirtBase):
 
         self._wait_for(ready, f"snapshotting instance {instance.uuid}")
         update_task_state(TaskState.IMAGE_UPLOADING, TaskState.IMAGE_PENDING_UPLOAD)
-        self._export_root(instance, target, ns)
-        return SnapshotResult(target.image_id, root_size_bytes(vm), target.disk_format)
+        source = self._export_root(instance, target, ns)
+        # The data stays in the cluster: the image's DataSource, which servers booted from the
+        # image clone (disks.image_source_ref). No bytes leave it (decision 0051).
+        return SnapshotResult(
+            target.image_id, root_size_bytes(vm), target.disk_format, target.container_format,
+            chunks=None, properties={"openkeel_kubevirt_data_source": source},
+        )  # fmt: skip
 
-    def _export_root(self, ref: InstanceRef, target: SnapshotTarget, ns: str) -> None:
-        """Clone the root disk into the images namespace as the image's DataVolume."""
+    def _export_root(self, ref: InstanceRef, target: SnapshotTarget, ns: str) -> str:
+        """Clone the root disk into the images namespace as the image's DataVolume, wait for
+        the clone, and register the image's DataSource on it; returns ``namespace/name``."""
         images_ns = self.settings.images_namespace
+        name = naming.image_data_source_name(target.image_id)
+        metadata = {"name": name, "namespace": images_ns,
+                    "labels": {naming.LABEL_MANAGED_BY: naming.MANAGED_BY},
+                    "annotations": {naming.ANNOTATION_IMAGE_ID: target.image_id}}  # fmt: skip
         self.client.ensure_namespace(images_ns)
         self.client.ensure(k.DATA_VOLUMES, {
-            "metadata": {"name": naming.image_data_source_name(target.image_id), "namespace": images_ns,
-                         "labels": {naming.LABEL_MANAGED_BY: naming.MANAGED_BY},
-                         "annotations": {naming.ANNOTATION_IMAGE_ID: target.image_id}},
+            "metadata": dict(metadata),
             "spec": {"source": {"pvc": {"namespace": ns, "name": naming.root_data_volume_name(ref.uuid)}},
                      "storage": {}},
         })  # fmt: skip
+
+        def cloned() -> bool:
+            phase = self.client.get(k.DATA_VOLUMES, name, images_ns).get("status", {}).get("phase")
+            if phase == "Failed":
+                raise errors.PermanentDriverError(f"Clone {name} of {ref.uuid}'s root disk failed.")
+            return bool(phase == "Succeeded")
+
+        self._wait_for(cloned, f"cloning the root disk of instance {ref.uuid}")
+        self.client.ensure(k.DATA_SOURCES, {
+            "metadata": dict(metadata),
+            "spec": {"source": {"pvc": {"name": name, "namespace": images_ns}}},
+        })  # fmt: skip
+        return f"{images_ns}/{name}"
 
 
 def _now() -> datetime:

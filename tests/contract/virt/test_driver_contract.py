@@ -263,6 +263,11 @@ def test_snapshot_reports_task_states_and_keeps_power(
         running.ref, SnapshotTarget("img-1", "snap"), lambda new, old: calls.append((new, old))
     )
     assert result.image_id == "img-1"
+    # the data: bytes for compute to upload, or kept by the hypervisor and located by a property
+    if result.chunks is not None:
+        assert len(b"".join(result.chunks)) == result.size_bytes > 0
+    else:
+        assert result.properties
     assert calls == [
         (TaskState.IMAGE_PENDING_UPLOAD, None),
         (TaskState.IMAGE_UPLOADING, TaskState.IMAGE_PENDING_UPLOAD),

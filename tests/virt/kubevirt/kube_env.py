@@ -95,7 +95,10 @@ class KubeSession:
 
     @property
     def settings(self) -> KubevirtSettings:
-        return KubevirtSettings(namespace_scheme=f"{self.prefix}{{project_id}}")
+        # the images namespace too carries the prefix: the simulator acts on it (clones)
+        return KubevirtSettings(
+            namespace_scheme=f"{self.prefix}{{project_id}}", images_namespace=f"{self.prefix}images"
+        )
 
     def node_prefix(self) -> str:
         """A fresh node-name prefix, so each test's hosts start with empty nodes."""

@@ -179,6 +179,7 @@ class Simulator:
             for res, handler in (
                 (k.VMS, self.on_vm), (k.VMIS, self.on_vmi),
                 (k.MIGRATIONS, self.on_migration), (k.VM_SNAPSHOTS, self.on_snapshot),
+                (k.DATA_VOLUMES, self.on_data_volume),
             )
         ]  # fmt: skip
 
@@ -460,6 +461,17 @@ class Simulator:
             ):
                 return str(node["metadata"]["name"])
         return None
+
+    def on_data_volume(self, kind: str, dv: JsonObj) -> None:
+        """CDI's clone of a PVC (``spec.source.pvc``): Succeeded once its source exists (CDI
+        waits for a missing source; so does this)."""
+        meta, source = dv["metadata"], dv.get("spec", {}).get("source", {}).get("pvc")
+        if kind == "DELETED" or not source or dv.get("status", {}).get("phase"):
+            return
+        if self.client.get_or_none(k.DATA_VOLUMES, source["name"], source["namespace"]) is None:
+            return
+        status = {"status": {"phase": "Succeeded", "progress": "100.0%"}}
+        self.client.patch(k.DATA_VOLUMES, meta["name"], status, meta["namespace"], sub="status")
 
     def on_snapshot(self, kind: str, snap: JsonObj) -> None:
         meta = snap["metadata"]

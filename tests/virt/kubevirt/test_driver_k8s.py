@@ -19,7 +19,7 @@ from openkeel.domain.states import PowerState
 from openkeel.virt import errors
 from openkeel.virt.kubevirt import client as k
 from openkeel.virt.kubevirt.driver import KubevirtDriver
-from openkeel.virt.kubevirt.manifests import naming
+from openkeel.virt.kubevirt.manifests import disks, naming
 from openkeel.virt.kubevirt.nodes import availability_zones, parse_quantity
 from openkeel.virt.kubevirt.watch import Watcher
 from openkeel.virt.model import (
@@ -279,8 +279,18 @@ def test_snapshot_creates_vm_snapshot_and_image_data_volume(
     snap = kube.client.get(k.VM_SNAPSHOTS, f"snapshot-{image_id}", driver._ns(spec.ref))
     assert snap["spec"]["source"] == {"apiGroup": "kubevirt.io", "kind": "VirtualMachine", "name": naming.vm_name(spec.uuid)}  # fmt: skip
     assert snap["status"]["readyToUse"] is True
-    dv = kube.client.get(k.DATA_VOLUMES, f"image-{image_id}", driver.settings.images_namespace)
+    images_ns = driver.settings.images_namespace
+    dv = kube.client.get(k.DATA_VOLUMES, f"image-{image_id}", images_ns)
     assert dv["spec"]["source"]["pvc"]["name"] == naming.root_data_volume_name(spec.uuid)
+    assert dv["status"]["phase"] == "Succeeded"  # the snapshot returned after the clone
+    # the image's DataSource on the clone: what a server booted from the image clones
+    source = kube.client.get(k.DATA_SOURCES, f"image-{image_id}", images_ns)
+    assert source["spec"]["source"]["pvc"] == {"name": f"image-{image_id}", "namespace": images_ns}
+    assert disks.image_source_ref(image_id, driver.settings) == {
+        "kind": "DataSource", "name": f"image-{image_id}", "namespace": images_ns,
+    }  # fmt: skip
+    assert result.chunks is None
+    assert result.properties == {"openkeel_kubevirt_data_source": f"{images_ns}/image-{image_id}"}
 
 
 def test_destroy_cascades_and_is_idempotent(kube: KubeSession, driver: KubevirtDriver) -> None:

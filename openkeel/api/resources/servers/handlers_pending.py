@@ -1,5 +1,5 @@
-"""Server actions registered with the servers resource: createImage (not built yet: Nova's
-404 (unknown server), 403 (policy) and 409 (wrong state), then 501) and trigger_crash_dump."""
+"""Server actions registered with the servers resource: trigger_crash_dump (its operation is
+the guest requests use case's) and the resize family (served by migrate_server)."""
 
 from __future__ import annotations
 
@@ -30,11 +30,6 @@ def _refuse(req: ApiRequest, policy_action: str, gate: str, name: str) -> None:
 confirm_resize = resize_handlers.confirm_resize
 revert_resize = resize_handlers.revert_resize
 resize = resize_handlers.resize
-
-
-def create_image(req: ApiRequest) -> None:
-    """createImage."""
-    _refuse(req, "create_image", "snapshot", "createImage")
 
 
 def trigger_crash_dump(req: ApiRequest) -> None:

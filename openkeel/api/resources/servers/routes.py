@@ -8,6 +8,8 @@ from openkeel.api.resources.servers import (
     handlers_pending,
     handlers_read,
     handlers_rebuild,
+    handlers_shelve,
+    handlers_snapshot,
     handlers_write,
 )
 from openkeel.api.resources.servers import schemas_create as create
@@ -143,10 +145,34 @@ def _pending_actions(table: RouteTable) -> None:
          "2.1", "revert_resize"),
         ("resize", handlers_pending.resize, 202, once(pending.RESIZE), "2.1", "resize"),
         ("rebuild", handlers_rebuild.rebuild, 202, REBUILD_BODY, "2.1", "rebuild"),
-        ("createImage", handlers_pending.create_image, 202, once(pending.CREATE_IMAGE), "2.1",
+        ("createImage", handlers_snapshot.create_image, 202, once(pending.CREATE_IMAGE), "2.1",
          "create_image"),
         ("trigger_crash_dump", handlers_pending.trigger_crash_dump, 202,
          once(pending.TRIGGER_CRASH_DUMP), "2.17", "trigger_crash_dump"),
     ):  # fmt: skip
         ep = endpoint(handler, status=status, since=since, body=body, policy=POLICY % action)
         table.add_action(ACTION, key, ep)
+    shelve_policy = "os_compute_api:os-shelve:%s"
+    unshelve = Versioned.of(
+        ("2.0", pending.UNSHELVE_V21),
+        ("2.77", pending.UNSHELVE_V277),
+        ("2.91", pending.UNSHELVE_V291),
+    )
+    for key, handler, body, rule in (
+        ("shelve", handlers_shelve.shelve, once(pending.SHELVE), "shelve"),
+        ("shelveOffload", handlers_shelve.shelve_offload, once(pending.SHELVE_OFFLOAD), "shelve_offload"),
+        ("unshelve", handlers_shelve.unshelve, unshelve, "unshelve"),
+    ):  # fmt: skip
+        ep = endpoint(handler, status=202, body=body, policy=shelve_policy % rule)
+        table.add_action(ACTION, key, ep)
+    backup = Versioned.of(("2.0", pending.CREATE_BACKUP_V20), ("2.1", pending.CREATE_BACKUP_V21))
+    table.add_action(
+        ACTION,
+        "createBackup",
+        endpoint(
+            handlers_snapshot.create_backup,
+            status=202,
+            body=backup,
+            policy="os_compute_api:os-create-backup",
+        ),
+    )

@@ -19,6 +19,37 @@ def _empty(key: str) -> dict[str, Any]:
 
 
 CONFIRM_RESIZE = _empty("confirmResize")
+SHELVE = _empty("shelve")
+SHELVE_OFFLOAD = _empty("shelveOffload")
+UNSHELVE_V21 = _empty("unshelve")
+UNSHELVE_V277: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "unshelve": {
+            "type": ["object", "null"],
+            "properties": {"availability_zone": t.NAME},
+            "required": ["availability_zone"],  # {"unshelve": {}} is refused
+            "additionalProperties": False,
+        }
+    },
+    "required": ["unshelve"],
+    "additionalProperties": False,
+}
+UNSHELVE_V291: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "unshelve": {
+            "type": ["object", "null"],
+            "properties": {
+                "availability_zone": {"type": ["string", "null"]},
+                "host": {"type": "string"},
+            },
+            "additionalProperties": False,
+        }
+    },
+    "required": ["unshelve"],
+    "additionalProperties": False,
+}
 REVERT_RESIZE = _empty("revertResize")
 TRIGGER_CRASH_DUMP: dict[str, Any] = {
     "type": "object",
@@ -52,6 +83,24 @@ CREATE_IMAGE: dict[str, Any] = {
     "required": ["createImage"],
     "additionalProperties": False,
 }
+CREATE_BACKUP_V21: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "createBackup": {
+            "type": "object",
+            "properties": {
+                "name": t.NAME,
+                "backup_type": {"type": "string"},
+                "rotation": t.NON_NEGATIVE_INTEGER,
+                "metadata": t.METADATA,
+            },
+            "required": ["name", "backup_type", "rotation"],
+            "additionalProperties": False,
+        }
+    },
+    "required": ["createBackup"],
+    "additionalProperties": False,
+}
 REBUILD_V21: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -82,6 +131,8 @@ def _derive(base: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     return copied, copied["properties"]["rebuild"]["properties"]
 
 
+CREATE_BACKUP_V20 = copy.deepcopy(CREATE_BACKUP_V21)
+CREATE_BACKUP_V20["properties"]["createBackup"]["properties"]["name"] = t.NAME_V20
 REBUILD_V20, _p = _derive(REBUILD_V21)
 _p["name"] = t.NAME_V20
 REBUILD_V219, _p = _derive(REBUILD_V21)

@@ -56,7 +56,13 @@ def generate_password(length: int = 12) -> str:
 
 def call_context(context: RequestContext) -> CallContext:
     """The RPC context of an API request."""
-    return CallContext(context.user_id, context.project_id, context.roles, context.request_id)
+    return CallContext(
+        context.user_id,
+        context.project_id,
+        context.roles,
+        context.request_id,
+        auth_token=context.auth_token,
+    )
 
 
 class ServerCreator:

@@ -39,11 +39,15 @@ def snapshot(flavor: Flavor) -> FlavorSnapshot:
     )
 
 
-def _image_system_metadata(found: Image | None) -> dict[str, str]:
+def image_system_metadata(found: Image | None, root_gb: int) -> dict[str, str]:
+    """Nova's ``image_*`` system metadata: what a snapshot of the server copies (min_disk at
+    least the flavor's root disk, as Nova stores it; the image as ``image_base_image_ref``)."""
     if found is None:
         return {}
-    meta = {f"image_{k}": str(v) for k, v in found.properties.items() if v is not None}
-    meta.update({"image_min_ram": str(found.min_ram), "image_min_disk": str(found.min_disk)})
+    meta = {f"image_{k}": str(v)[:255] for k, v in found.properties.items() if v is not None}
+    min_disk = root_gb if found.disk_format == "vhd" else max(found.min_disk, root_gb)
+    meta.update({"image_min_ram": str(found.min_ram), "image_min_disk": str(min_disk)})
+    meta["image_base_image_ref"] = found.id
     if found.disk_format:
         meta["image_disk_format"] = found.disk_format
     if found.container_format:
@@ -106,7 +110,7 @@ def build_instances(
             user_data=cmd.user_data,
             config_drive="True" if cmd.config_drive else "",
             metadata=dict(cmd.metadata),
-            system_metadata=_image_system_metadata(found),
+            system_metadata=image_system_metadata(found, flavor.root_gb),
             tags=tuple(cmd.tags),
             reservation_id=reservation_id,
             launch_index=index,

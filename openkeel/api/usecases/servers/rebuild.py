@@ -17,6 +17,7 @@ from openkeel.api.usecases.images import caller_of
 from openkeel.api.usecases.sending import undone_if_unsent
 from openkeel.api.usecases.servers import create_checks as checks
 from openkeel.api.usecases.servers.create import call_context, generate_password
+from openkeel.api.usecases.servers.create_building import image_system_metadata
 from openkeel.api.usecases.servers.lifecycle import ServerLifecycle
 from openkeel.api.usecases.servers.lookup import FoundServer
 from openkeel.domain.errors import Invalid
@@ -65,6 +66,9 @@ class ServerRebuilder(ServerLifecycle):
         if req.user_data is not UNSET:
             checks.user_data(req.user_data)
             changes["user_data"] = req.user_data
+        # Nova's _reset_image_metadata: the image_* keys now describe the new image
+        kept = {k: v for k, v in inst.system_metadata.items() if not k.startswith("image_")}
+        changes["system_metadata"] = {**kept, **image_system_metadata(image, inst.flavor.root_gb)}
         password = req.admin_pass or generate_password(int(self._conf.password_length))
         update = InstanceUpdate(
             image_ref=image.id if not volume_backed else UNSET,

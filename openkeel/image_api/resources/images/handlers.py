@@ -36,6 +36,14 @@ def show_image(req: ImageRequest) -> Reply:
     return Reply(image_view(images.find(req.services, req.caller, req.params["image_id"])))
 
 
+def list_image_tasks(req: ImageRequest) -> Reply:
+    """GET /v2/images/{image_id}/tasks (Glance 2.12): the image's import tasks. The embedded
+    service runs none (no interoperable import, decision 0034), so the list is empty; clients
+    such as tempest wait on it after a snapshot upload."""
+    images.find(req.services, req.caller, req.params["image_id"])  # 404 as show
+    return Reply({"tasks": []})
+
+
 def update_image(req: ImageRequest) -> Reply:
     """PATCH /v2/images/{image_id} with a v2.1 JSON patch."""
     if req.content_type() != PATCH_TYPE:

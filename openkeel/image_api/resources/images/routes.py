@@ -16,3 +16,4 @@ def register(table: RouteTable) -> None:
     table.add("GET", MEMBER, Endpoint(handlers.show_image))
     table.add("PATCH", MEMBER, Endpoint(handlers.update_image))
     table.add("DELETE", MEMBER, Endpoint(handlers.delete_image))
+    table.add("GET", f"{MEMBER}/tasks", Endpoint(handlers.list_image_tasks))
