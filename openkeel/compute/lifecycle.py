@@ -79,6 +79,16 @@ class LifecycleHandler:
         if state is None:
             return
         uuid = event.instance_uuid
+        # Under the instance's lock (see periodic_tasks.sync_power_states); an operation that
+        # holds it owns the instance's state, so the event is skipped as one seen mid-task.
+        with self.host.locks.try_hold(uuid) as held:
+            if not held:
+                LOG.info("Lifecycle event %s of %s: an operation holds the instance, skipped", event.transition.title, uuid)  # fmt: skip
+                return
+            self._handle_locked(event, state)
+
+    def _handle_locked(self, event: LifecycleEvent, state: PowerState) -> None:
+        uuid = event.instance_uuid
         try:
             instance = self.host.records.get(uuid)
         except InstanceNotFound:

@@ -51,13 +51,22 @@ def _context() -> CallContext:
 
 def sync_power_states(host: ComputeHost) -> None:
     """Compare each idle instance's power state with the driver and act as Nova does."""
-    for instance in host.records.on_host(host.host):
-        if instance.task_state is not None:
+    for listed in host.records.on_host(host.host):
+        if listed.task_state is not None:
             continue
-        try:
-            sync_instance_power_state(host, instance, power_state_of(host, instance))
-        except Exception:
-            LOG.exception("Power state sync of %s failed", instance.uuid)
+        # Under the instance's lock, as Nova's query_driver_power_state_and_sync: the driver's
+        # state and the record are read together, so a lifecycle event handled meanwhile
+        # cannot write back what was true before this sync acted (instances busy with an
+        # operation were skipped above, by their task state).
+        with host.locks.hold(listed.uuid):
+            try:
+                instance = host.records.get(listed.uuid)
+                if instance.task_state is None and instance.host == host.host:
+                    sync_instance_power_state(host, instance, power_state_of(host, instance))
+            except InstanceNotFound:
+                continue
+            except Exception:
+                LOG.exception("Power state sync of %s failed", listed.uuid)
 
 
 def sync_instance_power_state(host: ComputeHost, instance: Instance, actual: PowerState) -> None:
