@@ -32,9 +32,6 @@ ROUTES: tuple[tuple[str, str, str, str], ...] = (
     ("POST", "/os-floating-ips", "2.1", "2.35"),
     ("GET", "/os-floating-ips/{id}", "2.1", "2.35"),
     ("DELETE", "/os-floating-ips/{id}", "2.1", "2.35"),
-    # networks
-    ("GET", "/os-networks", "2.1", "2.35"),
-    ("GET", "/os-networks/{id}", "2.1", "2.35"),
     # security_groups
     ("POST", "/os-security-group-rules", "2.1", "2.35"),
     ("DELETE", "/os-security-group-rules/{id}", "2.1", "2.35"),

@@ -122,6 +122,17 @@ class NetworkAdapter(abc.ABC):
         """Remove the group from the server's ports (404 when none has it)."""
         self.add_security_group(instance_uuid, project_id, name)
 
+    def list_networks(self, project_id: str | None) -> list[dict[str, Any]]:
+        """The networks a project may see (``id``, ``name``): its own, shared and external
+        ones; every one for an admin (``project_id`` None)."""
+        return []
+
+    def get_network(self, project_id: str | None, network_id: str) -> dict[str, Any]:
+        """One visible network (NetworkNotFound)."""
+        from openkeel.network import errors
+
+        raise errors.NetworkNotFound(network_id)
+
     def instance_ports(self, instance_uuid: str) -> list[dict[str, Any]]:
         """The server's ports (Neutron's port documents plus ``tag``), oldest first."""
         return []

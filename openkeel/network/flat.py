@@ -151,6 +151,26 @@ class FlatNetwork(NetworkAdapter):
             raise errors.SecurityGroupNotFound(name_or_id)
         return str(named[0]["id"])
 
+    # --- networks ---------------------------------------------------------------------------
+
+    def _visible(self, row: Row, project_id: str | None) -> bool:
+        return (
+            project_id is None
+            or row["shared"]
+            or row["external"]
+            or row["project_id"] == project_id
+        )
+
+    def list_networks(self, project_id: str | None) -> list[dict[str, Any]]:
+        rows = self.store.list("networks")
+        return [{"id": r["id"], "name": r["name"]} for r in rows if self._visible(r, project_id)]
+
+    def get_network(self, project_id: str | None, network_id: str) -> dict[str, Any]:
+        row = self.store.get("networks", network_id)
+        if row is None or not self._visible(row, project_id):
+            raise errors.NetworkNotFound(network_id)
+        return {"id": row["id"], "name": row["name"]}
+
     # --- a server's interfaces ------------------------------------------------------------------
 
     def instance_ports(self, instance_uuid: str) -> list[dict[str, Any]]:

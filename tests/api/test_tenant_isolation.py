@@ -172,6 +172,9 @@ def _paths(world: World) -> dict[str, str]:
         "/os-aggregates/{id}/action": f"/v2.1/os-aggregates/{world.aggregate}/action",
         "/os-aggregates/{id}/images": f"/v2.1/os-aggregates/{world.aggregate}/images",
         "/os-availability-zone": "/v2.1/os-availability-zone",
+        "/os-networks": "/v2.1/os-networks",
+        # The all-in-one's shared private network: every project sees it.
+        "/os-networks/{id}": "/v2.1/os-networks/3b9bc1d4-7b0a-4c41-8f2b-0d0a6e1c0001",
         "/os-availability-zone/detail": "/v2.1/os-availability-zone/detail",
         "/os-hypervisors": "/v2.1/os-hypervisors",
         "/os-hypervisors/detail": "/v2.1/os-hypervisors/detail",
@@ -449,6 +452,8 @@ EXPECT: dict[tuple[str, str, str], int | str | tuple[int | str, int | str]] = {
     ("POST", "/os-aggregates/{id}/action", "set_metadata"): FORBIDDEN,
     ("POST", "/os-aggregates/{id}/images", ""): FORBIDDEN,
     ("GET", "/os-availability-zone", ""): SEEN,
+    ("GET", "/os-networks", ""): SEEN,
+    ("GET", "/os-networks/{id}", ""): SEEN,
     ("GET", "/os-availability-zone/detail", ""): FORBIDDEN,
     ("GET", "/os-hypervisors", ""): FORBIDDEN,
     ("GET", "/os-hypervisors/detail", ""): FORBIDDEN,
