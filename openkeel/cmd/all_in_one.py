@@ -65,11 +65,14 @@ def clouds_yaml(root_url: str, password: str) -> str:
     )
 
 
-def noauth_clouds_yaml(url: str, identity: str, image: str | None = None) -> str:
+def noauth_clouds_yaml(
+    url: str, identity: str, image: str | None = None, network: str | None = None
+) -> str:
     """The ``clouds.yaml`` entry when ``[api] auth_strategy = noauth2`` (the token ``notused``
     is admin); image calls go to the embedded image API, not to Nova's ``/v2.1/images``
-    proxy."""
+    proxy, and network calls to the embedded network API."""
     image_line = f"    image_endpoint_override: {image}\n" if image else ""
+    image_line += f"    network_endpoint_override: {network}\n" if network else ""
     return (
         "clouds:\n"
         "  openkeel:\n"
@@ -184,8 +187,9 @@ def _write_clouds_yaml(conf: cfg.ConfigOpts, root: Path, url: str, password: str
         (root / "clouds.yaml").write_text(clouds_yaml(url, password))
     elif conf.api.auth_strategy == "noauth2":
         image = None if locates_glance(conf.glance) else f"{url}/image"
+        network = f"{url}/networking" if conf.openkeel_network.backend == "flat" else None
         (root / "clouds.yaml").write_text(
-            noauth_clouds_yaml(f"{url}/v2.1", f"{url}/identity/v3", image)
+            noauth_clouds_yaml(f"{url}/v2.1", f"{url}/identity/v3", image, network)
         )
 
 

@@ -50,6 +50,7 @@ def interfaces(network_info: Iterable[Mapping[str, Any]]) -> tuple[NetworkInterf
                 vnic_type=str(vif.get("vnic_type") or "normal"),
                 mtu=(network.get("meta") or {}).get("mtu"),
                 tag=vif.get("tag"),
+                network_name=str(network.get("label") or ""),
             )
         )
     return tuple(vifs)

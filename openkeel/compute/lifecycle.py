@@ -10,7 +10,8 @@ progress or on another host is left alone (the operation, or that host, owns it)
 
 Events arrive on the driver's thread; they are queued and handled on a thread of their own, so
 the driver's watch never waits for the database or an RPC. Started and stopped by
-ComputeService.
+ComputeService. ``ADDRESSES_CHANGED`` (the hypervisor's network gave the guest new addresses)
+goes to guest_addresses.AddressSync.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import queue
 import threading
 
 from openkeel.compute import periodic_tasks
+from openkeel.compute.guest_addresses import AddressSync
 from openkeel.compute.host import ComputeHost
 from openkeel.compute.operations.build import power_state_of
 from openkeel.domain.instances import InstanceNotFound
@@ -50,6 +52,7 @@ class LifecycleHandler:
             target=self._run, name=f"lifecycle-{host.host}", daemon=True
         )
         self.handled = 0
+        self.addresses = AddressSync(host)
 
     def start(self) -> LifecycleHandler:
         self._thread.start()
@@ -62,6 +65,7 @@ class LifecycleHandler:
         if self._thread.is_alive():
             self._events.put(None)
             self._thread.join(timeout)
+        self.addresses.stop(timeout)
 
     def __call__(self, event: LifecycleEvent) -> None:
         self._events.put(event)
@@ -75,6 +79,9 @@ class LifecycleHandler:
             self.handled += 1
 
     def handle(self, event: LifecycleEvent) -> None:
+        if event.transition is T.ADDRESSES_CHANGED:
+            self.addresses.request(event.instance_uuid)
+            return
         state = POWER_STATE_OF.get(event.transition)
         if state is None:
             return

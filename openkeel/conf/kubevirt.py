@@ -64,6 +64,15 @@ OPTS = [
         help="Namespace of the NetworkAttachmentDefinitions (one per network); empty: the "
         "project namespace.",
     ),
+    cfg.DictOpt(
+        "network_mappings",
+        default={},
+        help="Network (id or name) -> where its ports go: 'pod' (the pod network, masquerade; "
+        "the pod's IP becomes the port's address), '<namespace>/<nad>' (a Multus "
+        "NetworkAttachmentDefinition without IPAM: the port's fixed IPs are configured in the "
+        "guest) or 'dhcp:<namespace>/<nad>' (a NAD whose IPAM assigns the address, which the "
+        "port then follows). Unmapped networks use '<network_namespace>/net-<network id>'.",
+    ),
     cfg.StrOpt(
         "default_hugepage_size",
         default="2Mi",

@@ -154,6 +154,14 @@ class NetworkAdapter(abc.ABC):
         """Give one port back: deleted when compute made it, else unbound."""
         return None
 
+    def set_port_addresses(self, port_id: str, addresses: Sequence[str]) -> None:
+        """Make ``addresses`` the port's fixed IPs: the hypervisor's network gave the guest
+        these (KubeVirt's pod network), so the port follows what the guest really has.
+        ``NetworkError`` when the network refuses them (not in a subnet, taken)."""
+        from openkeel.network import errors
+
+        raise errors.PortNotFound(port_id)
+
     @abc.abstractmethod
     def allocate_for_instance(
         self, instance: InstanceNetRef, requested: Sequence[RequestedNetwork]

@@ -219,6 +219,15 @@ class FlatNetwork(NetworkAdapter):
         else:
             self._unbind(port_id)
 
+    def set_port_addresses(self, port_id: str, addresses: Sequence[str]) -> None:
+        wanted = [{"ip_address": address} for address in addresses]
+        try:
+            self.service.update_port(Caller(None, True), port_id, {"fixed_ips": wanted})
+        except NetworkFault as exc:
+            if exc.status == 404:
+                raise errors.PortNotFound(port_id) from exc
+            raise errors.NetworkError(f"Port {port_id} cannot take {', '.join(addresses)}: {exc.message}") from exc  # fmt: skip
+
     def _unbind(self, port_id: str) -> None:
         self.store.update("ports", port_id, {
             "device_id": "", "device_owner": "", "status": "DOWN", "binding_host_id": "",

@@ -362,6 +362,13 @@ class ComputeDriver(abc.ABC):
         """Hot-plug a port; idempotent for the same port_id."""
         raise self._not_supported("attach_interface")
 
+    def get_guest_addresses(self, instance: InstanceRef) -> dict[str, tuple[str, ...]]:
+        """Addresses the hypervisor's own network gave the guest, by MAC (lower case), for
+        the ports whose address it assigns (KubeVirt: the pod network, a NAD with IPAM); the
+        network service's addresses are to be replaced by these. Empty when every port's
+        address is the network service's (every driver but KubeVirt's)."""
+        return {}
+
     def detach_interface(self, instance: InstanceRef, port_id: str) -> None:
         """Hot-unplug a port; succeeds if it is not attached."""
         raise self._not_supported("detach_interface")

@@ -74,6 +74,7 @@ class NetworkInterface:
     vnic_type: str = "normal"
     mtu: int | None = None
     tag: str | None = None
+    network_name: str = ""  # the network's label (the KubeVirt driver maps networks by name)
 
 
 @dataclass(frozen=True)
@@ -282,6 +283,9 @@ class LifecycleTransition(enum.IntEnum):
     SUSPENDED = 4
     POSTCOPY_STARTED = 5
     MIGRATION_COMPLETED = 6
+    # Not Nova's and not a power change: the addresses the hypervisor's network gave the
+    # guest changed (KubeVirt's pod network); compute records them on the ports.
+    ADDRESSES_CHANGED = 100
 
     @property
     def title(self) -> str:

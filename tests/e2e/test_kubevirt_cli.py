@@ -52,6 +52,7 @@ report_interval = 1
 service_down_time = 4
 [kubevirt]
 namespace_scheme = {prefix}{{project_id}}
+network_mappings = e2e-podnet:pod
 """
 
 
@@ -356,6 +357,47 @@ def test_live_migration_moves_the_pin_then_the_guest(
     vmi = running_vmi(env, sid)
     assert (vmi["metadata"]["uid"], vmi["status"]["nodeName"]) == (uid, target)
     assert vmi["spec"]["nodeSelector"] == {k.HOSTNAME_LABEL: target}
+
+
+def _pod_address(env: KubeCloud, server_id: str) -> str:
+    (status,) = running_vmi(env, server_id)["status"]["interfaces"]
+    return str(status["ipAddress"])
+
+
+def test_pod_network_addresses_are_the_guests(cloud_up: KubeCloud) -> None:
+    """A network mapped to the pod network: the server's address is its pod's IP, as the VMI
+    reports it, and follows the guest into its new pod when it live-migrates."""
+    env = cloud_up
+    osc(env.cloud, "network", "create", "--share", "e2e-podnet")
+    # The subnet is the cluster's pod CIDR; the pool the network service allocates from at
+    # boot lies where the cluster gives no pod an address.
+    osc(env.cloud, "subnet", "create", "--network", "e2e-podnet", "--subnet-range", "10.244.0.0/16",
+        "--allocation-pool", "start=10.244.255.2,end=10.244.255.254", "e2e-podnet-v4")  # fmt: skip
+    created = osc(env.cloud, "server", "create", "--flavor", "m1.tiny", "--image", IMAGE,
+                  "--network", "e2e-podnet", "--wait", "e2e-kv-podnet")  # fmt: skip
+    sid = created["id"]
+    vm = env.vm(sid)
+    assert vm is not None
+    assert vm["spec"]["template"]["spec"]["networks"][0]["pod"] == {}
+
+    def shows(address: str) -> bool:
+        addresses = osc(env.cloud, "server", "show", sid)["addresses"]
+        return bool(addresses == {"e2e-podnet": [address]})
+
+    first = _pod_address(env, sid)
+    wait_for(lambda: shows(first), f"the server to show its pod's address {first}")
+    port = osc(env.cloud, "port", "list", "--server", sid)[0]
+    assert [ip["ip_address"] for ip in port["Fixed IP Addresses"]] == [first]
+    source = server_status(env, sid, "ACTIVE")["OS-EXT-SRV-ATTR:host"]
+    target = next(node for node in env.nodes if node != source)
+    osc(env.cloud, "--os-compute-api-version", "2.30", "server", "migrate", "--live-migration",
+        "--host", target, sid, "--no-output")  # fmt: skip
+    server_status(env, sid, "ACTIVE")
+    second = _pod_address(env, sid)
+    assert second != first
+    wait_for(lambda: shows(second), f"the server to show its new pod's address {second}")
+    osc(env.cloud, "server", "delete", "--wait", sid, "--no-output")
+    assert osc(env.cloud, "port", "list", "--network", "e2e-podnet") == []
 
 
 def test_vm_deleted_behind_our_back(cloud_up: KubeCloud) -> None:

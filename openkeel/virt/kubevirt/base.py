@@ -24,7 +24,7 @@ from openkeel.virt.kubevirt.manifests import naming
 from openkeel.virt.kubevirt.manifests import vm as vm_manifests
 from openkeel.virt.kubevirt.manifests.settings import KubevirtSettings
 from openkeel.virt.kubevirt.nodes import parse_quantity
-from openkeel.virt.kubevirt.state import PowerTracker, power_state, resource_version
+from openkeel.virt.kubevirt.state import PowerTracker, condition, power_state, resource_version
 from openkeel.virt.kubevirt.virtapi import VirtApi
 from openkeel.virt.model import InstanceRef, InstanceSpec
 
@@ -170,6 +170,22 @@ class KubevirtBase(ComputeDriver):
                     f"Timed out after {self.wait_timeout:g} s {what}."
                 )
             time.sleep(self.poll_interval)
+
+    def _await_rollout(
+        self, ref: InstanceRef, applied: Callable[[JsonObj | None], bool], refused: str, what: str
+    ) -> None:
+        """Wait until the VMI shows a change made to the VM template (``applied`` of the VMI,
+        None when there is none); PermanentDriverError(``refused``) once KubeVirt says it will
+        apply it only at a restart (the VM's RestartRequired: vmRolloutStrategy Stage)."""
+
+        def rolled_out() -> bool:
+            if applied(self.client.get_or_none(k.VMIS, self._name(ref), self._ns(ref))):
+                return True
+            if condition(self.client.get(k.VMS, self._name(ref), self._ns(ref)), "RestartRequired"):  # fmt: skip
+                raise errors.PermanentDriverError(refused)
+            return False
+
+        self._wait_for(rolled_out, what)
 
     def _retrying(self, action: Callable[[], T], what: str) -> T:
         """Run an idempotent ``action``, retrying transient API errors until the deadline.

@@ -1,8 +1,7 @@
-"""Volume and interface hot-plug, consoles and diagnostics of KubeVirt guests.
+"""Volume hot-plug, consoles and diagnostics of KubeVirt guests.
 
 Mixed into KubevirtDriver. Volumes use virt-api's addvolume/removevolume (the only hot-plug
-API for disks); interfaces are object edits of the VM template (bridge binding, detach by
-``state: absent``, which KubeVirt's LiveUpdate rollout applies to the running guest). Consoles
+API for disks); interfaces are in interfaces.py. Consoles
 are virt-api websocket subresources reached through the API server; the console log is the
 virt-launcher's ``guest-console-log`` container.
 """
@@ -14,18 +13,16 @@ from urllib.parse import urlsplit
 
 from openkeel.domain.states import PowerState
 from openkeel.virt import errors
-from openkeel.virt.kubevirt import client as k
 from openkeel.virt.kubevirt import diagnostics
 from openkeel.virt.kubevirt.base import KubevirtBase, driver_error
 from openkeel.virt.kubevirt.client import JsonObj, KubeError
-from openkeel.virt.kubevirt.manifests import naming, networks
+from openkeel.virt.kubevirt.manifests import naming
 from openkeel.virt.kubevirt.virtapi import subresource_path
 from openkeel.virt.model import (
     ConsoleInfo,
     Diagnostics,
     InstanceRef,
     JsonValue,
-    NetworkInterface,
     VolumeAttachment,
 )
 
@@ -73,43 +70,6 @@ class DevicesMixin(KubevirtBase):
     def _virt(self, call: object) -> None:
         try:
             call()  # type: ignore[operator]
-        except KubeError as exc:
-            raise driver_error(exc) from exc
-
-    # --- interfaces ------------------------------------------------------------------------
-
-    def attach_interface(self, instance: InstanceRef, vif: NetworkInterface) -> None:
-        nics = networks.build_nics((vif,), None, self.settings, self._ns(instance))
-        iface, net = nics.interfaces[0], nics.networks[0]
-
-        def plug(vm: JsonObj) -> None:
-            tmpl = _template(vm)
-            interfaces = tmpl["domain"].setdefault("devices", {}).setdefault("interfaces", [])
-            for existing in interfaces:
-                if existing["name"] == iface["name"]:
-                    existing.pop("state", None)
-                    return
-            interfaces.append(iface)
-            tmpl.setdefault("networks", []).append(net)
-
-        self._edit(instance, plug)
-
-    def detach_interface(self, instance: InstanceRef, port_id: str) -> None:
-        name = naming.interface_name(port_id)
-
-        def unplug(vm: JsonObj) -> None:
-            for existing in _template(vm)["domain"].get("devices", {}).get("interfaces", []):
-                if existing["name"] == name:
-                    existing["state"] = "absent"
-
-        self._edit(instance, unplug)
-
-    def _edit(self, ref: InstanceRef, mutate: k.Mutator) -> None:
-        self._require_vm(ref)
-        try:
-            self.client.update(k.VMS, self._name(ref), mutate, self._ns(ref))
-        except k.NotFoundError as exc:
-            raise errors.InstanceNotFound(ref.uuid) from exc
         except KubeError as exc:
             raise driver_error(exc) from exc
 

@@ -28,6 +28,7 @@ from openkeel.virt.kubevirt.base import (
 )
 from openkeel.virt.kubevirt.client import JsonObj, KubeClient, KubeConfig, KubeError
 from openkeel.virt.kubevirt.devices import DevicesMixin
+from openkeel.virt.kubevirt.interfaces import AddressTracker, InterfacesMixin, cluster_addresses
 from openkeel.virt.kubevirt.manifests import naming
 from openkeel.virt.kubevirt.manifests import vm as vm_manifests
 from openkeel.virt.kubevirt.manifests.settings import KubevirtSettings, settings_from_conf
@@ -55,7 +56,7 @@ LOG = logging.getLogger(__name__)
 RUNNING_LIKE = {PowerState.RUNNING, PowerState.PAUSED, PowerState.SUSPENDED}
 
 
-class KubevirtDriver(MigrationMixin, RescueMixin, PasswordMixin, DevicesMixin):
+class KubevirtDriver(MigrationMixin, RescueMixin, PasswordMixin, DevicesMixin, InterfacesMixin):
     """One compute host = one Kubernetes node; guests = VirtualMachines pinned to it."""
 
     # trigger_crash_dump: KubeVirt has no NMI subresource (virt-api offers reset, pause,
@@ -74,6 +75,7 @@ class KubevirtDriver(MigrationMixin, RescueMixin, PasswordMixin, DevicesMixin):
         # from_conf's driver made its client (and HTTP virt-api) and closes it at cleanup_host;
         # a client handed in (tests share one) stays its giver's to close.
         self._owns_client = owns_client
+        self.addresses = AddressTracker(self.emit_event)
 
     # --- host ------------------------------------------------------------------------------
 
@@ -109,6 +111,10 @@ class KubevirtDriver(MigrationMixin, RescueMixin, PasswordMixin, DevicesMixin):
         if uuid:
             state = PowerState.SHUTDOWN if kind == "DELETED" else power_state(vmi)
             self.tracker.observe(uuid, state, resource_version(vmi))
+            if kind == "DELETED":
+                self.addresses.forget(uuid)
+            else:
+                self.addresses.observe(uuid, cluster_addresses(vmi, self.settings))
 
     def host_up(self) -> bool:
         """The Node's Ready condition (a Node that is gone is not up); True while the API

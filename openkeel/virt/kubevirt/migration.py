@@ -22,7 +22,6 @@ from openkeel.virt.kubevirt.base import LABEL_NODE, KubevirtBase, driver_error, 
 from openkeel.virt.kubevirt.client import HOSTNAME_LABEL, JsonObj, KubeError
 from openkeel.virt.kubevirt.manifests import naming
 from openkeel.virt.kubevirt.nodes import parse_quantity
-from openkeel.virt.kubevirt.state import condition
 from openkeel.virt.model import (
     DiskTransfer,
     FlavorSpec,
@@ -210,22 +209,15 @@ class MigrationMixin(KubevirtBase):
 
         self._update_vm(ref, select)
 
-        def rolled_out() -> bool:
-            vmi = self.client.get_or_none(k.VMIS, self._name(ref), self._ns(ref))
+        def pinned(vmi: JsonObj | None) -> bool:
             if vmi is None:
                 raise errors.InvalidGuestState(ref.uuid, "live migrate", "shutdown")
-            if (vmi["spec"].get("nodeSelector") or {}).get(HOSTNAME_LABEL) == node:
-                return True
-            vm = self.client.get(k.VMS, self._name(ref), self._ns(ref))
-            if condition(vm, "RestartRequired"):
-                raise errors.PermanentDriverError(
-                    f"Cannot live migrate {ref.uuid}: the VirtualMachineInstance keeps its node "
-                    "selector until a restart (KubeVirt's vmRolloutStrategy must be LiveUpdate)."
-                )
-            return False
+            return bool((vmi["spec"].get("nodeSelector") or {}).get(HOSTNAME_LABEL) == node)
 
+        refused = (f"Cannot live migrate {ref.uuid}: the VirtualMachineInstance keeps its node "
+                   "selector until a restart (KubeVirt's vmRolloutStrategy must be LiveUpdate).")  # fmt: skip
         try:
-            self._wait_for(rolled_out, f"moving the node selector of {ref.uuid} to {node}")
+            self._await_rollout(ref, pinned, refused, f"moving the node selector of {ref.uuid} to {node}")  # fmt: skip
         except BaseException:
             self._unpin_after_failure(ref, source)
             raise

@@ -360,6 +360,14 @@ def test_volume_and_interface_hotplug_are_idempotent(
     assert state(driver, running) == PowerState.RUNNING
 
 
+def test_guest_addresses_are_the_ports_own_unless_the_hypervisor_assigns(
+    driver: ComputeDriver, running: InstanceSpec
+) -> None:
+    """A port on an ordinary network keeps the network service's address: no driver reports
+    another one for it (the KubeVirt pod network's are in tests/virt/kubevirt)."""
+    assert driver.get_guest_addresses(running.ref) == {}
+
+
 def test_consoles_and_diagnostics(driver: ComputeDriver, running: InstanceSpec) -> None:
     needs(driver, "get_console_output", "get_vnc_console", "get_serial_console")
     assert isinstance(driver.get_console_output(running.ref), str)

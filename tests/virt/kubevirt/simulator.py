@@ -17,7 +17,9 @@ Documented KubeVirt semantics it keeps, including those that make the driver's j
   the migration fails (KubeVirt fails it after its unschedulable-pod timeout; here at once);
 - changes to a running VM's ``nodeSelector``/``affinity``/``tolerations`` reach its VMI only
   under the cluster's ``vmRolloutStrategy: LiveUpdate``; under ``Stage`` the VM gets the
-  ``RestartRequired`` condition instead (:attr:`Simulator.rollout_strategy`).
+  ``RestartRequired`` condition instead (:attr:`Simulator.rollout_strategy`);
+- interfaces, their addresses and NIC hot-plug as sim_network describes (pod IPs change with
+  every new pod; only bridge/SR-IOV interfaces on Multus networks are hot-plugged).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from datetime import UTC, datetime
 from openkeel.virt.kubevirt import client as k
 from openkeel.virt.kubevirt.client import JsonObj, KubeClient
 from openkeel.virt.kubevirt.watch import Watcher
+from tests.virt.kubevirt import sim_network
 
 VMI_PHASES = ["", "Pending", "Scheduling", "Scheduled", "Running"]
 VMIM_PHASES = ["", "Pending", "Scheduling", "Scheduled", "PreparingTarget", "TargetReady", "Running"]  # fmt: skip
@@ -173,6 +176,7 @@ class Simulator:
         self.client = client
         self.prefix = namespace_prefix
         self.errors: list[str] = []
+        self.addressing = sim_network.Addressing()
         self._lock = threading.Lock()
         self.watchers = [
             Watcher(client, res, self._guard(handler), name=f"simulator-watch-{res.plural}")
@@ -238,9 +242,22 @@ class Simulator:
         if vmi is None or vmi["metadata"].get("deletionTimestamp"):
             return
         template = vm["spec"]["template"]["spec"]
+        live = self.rollout_strategy == "LiveUpdate"
+        plugged, nics_wait = sim_network.roll_out(template, vmi["spec"], live)
+        if plugged is not None:
+
+            def plug(obj: JsonObj) -> None:
+                obj["spec"]["domain"]["devices"]["interfaces"] = plugged["domain"]["devices"]["interfaces"]  # fmt: skip
+                obj["spec"]["networks"] = plugged["networks"]
+                status = obj.setdefault("status", {})
+                if status.get("phase") == "Running":
+                    status["interfaces"] = sim_network.interface_status(obj["spec"], status.get("interfaces") or [], self.addressing, new_pod=False)  # fmt: skip
+
+            self.client.update(k.VMIS, name, plug, ns)
+            vmi = self.client.get(k.VMIS, name, ns)
         wanted = {f: template.get(f) for f in LIVE_UPDATABLE}
         differs = any(vmi["spec"].get(f) != v for f, v in wanted.items())
-        if differs and self.rollout_strategy == "LiveUpdate":
+        if differs and live:
 
             def apply(obj: JsonObj) -> None:
                 for field_name, value in wanted.items():
@@ -251,7 +268,7 @@ class Simulator:
 
             self.client.update(k.VMIS, name, apply, ns)
             differs = False
-        self._set_condition(ns, name, "RestartRequired", differs)
+        self._set_condition(ns, name, "RestartRequired", differs or nics_wait)
 
     def _set_condition(self, ns: str, name: str, kind: str, value: bool) -> None:
         def write(obj: JsonObj) -> bool | None:
@@ -408,6 +425,7 @@ class Simulator:
                 obj["metadata"].setdefault("labels", {})[NODE_LABEL] = node
             if phase == "Running":
                 status["conditions"] = [{"type": "Ready", "status": "True"}]
+                status["interfaces"] = sim_network.interface_status(obj["spec"], [], self.addressing, new_pod=True)  # fmt: skip
             return None
 
         self.client.update(k.VMIS, vmi["metadata"]["name"], step, vmi["metadata"]["namespace"])
@@ -442,6 +460,9 @@ class Simulator:
             obj["status"]["nodeName"] = target
             obj["status"]["migrationState"] = {"completed": True, "sourceNode": source, "targetNode": target}  # fmt: skip
             obj["metadata"]["labels"][NODE_LABEL] = target
+            # The guest now runs in the target pod: the pod network's address is that pod's.
+            previous = obj["status"].get("interfaces") or []
+            obj["status"]["interfaces"] = sim_network.interface_status(obj["spec"], previous, self.addressing, new_pod=True)  # fmt: skip
 
         self.client.update(k.VMIS, vmim["spec"]["vmiName"], move, meta["namespace"])
         self.client.patch(k.MIGRATIONS, meta["name"], {"status": {"phase": "Succeeded"}}, meta["namespace"], sub="status")  # fmt: skip

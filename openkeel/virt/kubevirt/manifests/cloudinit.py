@@ -79,12 +79,14 @@ def _secret(name: str, namespace: str, labels: dict[str, str], data: dict[str, s
     }
 
 
-def _network_text(spec: InstanceSpec, extras: GuestExtras, config_drive: bool) -> str | None:
+def _network_text(
+    spec: InstanceSpec, extras: GuestExtras, config_drive: bool, dhcp_ports: frozenset[str]
+) -> str | None:
     subnets = dict(extras.subnets)
     if config_drive:
-        document = networks.network_data(spec.network, subnets)
+        document = networks.network_data(spec.network, subnets, dhcp_ports)
         return json.dumps(document, sort_keys=True) if document["links"] else None
-    plan = networks.netplan_v2(spec.network, subnets)
+    plan = networks.netplan_v2(spec.network, subnets, dhcp_ports)
     return yaml.safe_dump(plan, sort_keys=True) if plan["ethernets"] else None
 
 
@@ -110,15 +112,17 @@ def build_metadata(
     namespace: str,
     labels: dict[str, str],
     config_drive: bool,
+    dhcp_ports: frozenset[str] = frozenset(),
 ) -> GuestMetadata:
-    """The cloud-init volume and disk, its Secrets and the key pair's access credential."""
+    """The cloud-init volume and disk, its Secrets and the key pair's access credential.
+    ``dhcp_ports``: ports whose address the cluster assigns (configured for DHCP)."""
     name = naming.user_data_secret_name(spec.uuid)
     data = {
         "userdata": spec.user_data or "",
         "meta_data.json": _b64(json.dumps(meta_data(spec, extras), sort_keys=True)),
     }
     source: JsonObj = {"secretRef": {"name": name}}
-    network_text = _network_text(spec, extras, config_drive)
+    network_text = _network_text(spec, extras, config_drive, dhcp_ports)
     if network_text is not None:
         data["networkdata"] = _b64(network_text)
         source["networkDataSecretRef"] = {"name": name}

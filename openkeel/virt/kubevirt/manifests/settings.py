@@ -28,6 +28,8 @@ class KubevirtSettings:
     containerdisk_images: Mapping[str, str] = field(default_factory=dict)
     use_instancetypes: bool = False
     network_namespace: str | None = None
+    # network id or name -> "pod" | "<ns>/<nad>" | "dhcp:<ns>/<nad>" (manifests.networks)
+    network_mappings: Mapping[str, str] = field(default_factory=dict)
     default_hugepage_size: str = "2Mi"
     pci_alias_resources: Mapping[str, str] = field(default_factory=dict)
     vgpu_resource_name: str | None = None
@@ -46,6 +48,7 @@ def settings_from_conf(conf: Any) -> KubevirtSettings:
         containerdisk_images=dict(group.containerdisk_images),
         use_instancetypes=group.use_instancetypes,
         network_namespace=group.network_namespace or None,
+        network_mappings=dict(group.network_mappings),
         default_hugepage_size=group.default_hugepage_size,
         pci_alias_resources=dict(group.pci_alias_resources),
         vgpu_resource_name=group.vgpu_resource_name or None,

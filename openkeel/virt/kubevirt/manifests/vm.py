@@ -87,7 +87,9 @@ def build_server(
     storage = disks.build_storage(spec, resolved, settings, namespace, labels)
     nics = networks.build_nics(spec.network, resolved.vif_model, settings, namespace)
     config_drive = spec.config_drive or resolved.config_drive_forced
-    guest = cloudinit.build_metadata(spec, extras, namespace, labels, config_drive)
+    guest = cloudinit.build_metadata(
+        spec, extras, namespace, labels, config_drive, nics.cluster_addressed
+    )
     domain = _domain(spec, resolved, settings)
     devices = domain["devices"]
     devices["disks"] = [*storage.disks, guest.disk]
