@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from oslo_config import cfg
 
-SCHEDULER = cfg.OptGroup("scheduler", title="Scheduler configuration")
-FILTER_SCHEDULER = cfg.OptGroup("filter_scheduler", title="Filter scheduler options")
+SCHEDULER = "scheduler"
+FILTER_SCHEDULER = "filter_scheduler"
 
 DEFAULT_FILTERS = [
     "ComputeFilter",
@@ -101,8 +101,13 @@ FILTER_SCHEDULER_OPTS = [
 
 
 def register(conf: cfg.ConfigOpts) -> None:
-    """Register both groups on ``conf``."""
-    conf.register_group(SCHEDULER)
+    """Register both groups on ``conf``.
+
+    A new OptGroup each time: oslo.config keeps the registered options of a group (their
+    overrides and defaults included) in the OptGroup object, copied shallowly, so one
+    module-level OptGroup registered on several ConfigOpts made an override on one of them
+    (a test's ``max_attempts = 2``) show in all the others."""
+    conf.register_group(cfg.OptGroup(SCHEDULER, title="Scheduler configuration"))
     conf.register_opts(SCHEDULER_OPTS, group=SCHEDULER)
-    conf.register_group(FILTER_SCHEDULER)
+    conf.register_group(cfg.OptGroup(FILTER_SCHEDULER, title="Filter scheduler options"))
     conf.register_opts(FILTER_SCHEDULER_OPTS, group=FILTER_SCHEDULER)

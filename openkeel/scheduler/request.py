@@ -29,6 +29,8 @@ from typing import Any
 
 from openkeel.domain.errors import Invalid
 
+REBUILD_HINT = "_nova_check_type"
+
 
 @dataclass(frozen=True)
 class FlavorRequest:
@@ -95,6 +97,12 @@ class SchedulingRequest:
     force_nodes: tuple[str, ...] = ()
     requested_destination: RequestedDestination | None = None
     is_bfv: bool = False
+
+    @property
+    def is_rebuild(self) -> bool:
+        """A rebuild with a new image, checked on the instance's own host (Nova's
+        ``_nova_check_type`` hint): filters that judge images only, nothing claimed."""
+        return "rebuild" in self.hint(REBUILD_HINT)
 
     def hint(self, name: str) -> tuple[str, ...]:
         """The values of scheduler hint ``name`` (empty when absent)."""

@@ -159,6 +159,8 @@ class HostSelector:
     ) -> list[list[Selection]]:
         """Per instance: [chosen (claimed), alternates...]; NoValidHost when one can't fit."""
         aggregates = self._aggregates.current()
+        if request.is_rebuild:
+            return [[self._check_rebuild(request, aggregates)]]
         request = self._with_group_state(request, instance_uuids)
         hosts = self._candidate_hosts(request, aggregates)
         claimed: list[_Claimed] = []
@@ -228,6 +230,19 @@ class HostSelector:
             host.allocation_candidates = list(by_provider.get(host.uuid, ()))
             host.use_current_usage(answer.provider_summaries[host.uuid])
         return prefilter_hosts(hosts, request)
+
+    def _check_rebuild(self, request: SchedulingRequest, aggregates: Sequence[Aggregate]) -> Selection:  # fmt: skip
+        """A rebuild with a new image (Nova's is_rebuild path): the instance's own node, no
+        Placement query and no claim (its allocation does not change), the filters that
+        judge images only."""
+        host = next(iter(request.force_hosts), None)
+        node = next(iter(request.force_nodes), None)
+        found = self._hosts.find_nodes(host, node)
+        states = self._hosts.load([row.uuid for _cell, row in found], aggregates)
+        passing = filter_hosts(self._filters, states, request)
+        if not passing:
+            raise NoValidHost("")
+        return Selection.from_host(passing[0], None, self.settings.allocation_request_version)
 
     def _target(self, request: SchedulingRequest) -> tuple[str | None, bool]:
         """(in_tree node uuid, whether to limit candidates) for a targeted request."""

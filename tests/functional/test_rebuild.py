@@ -22,19 +22,25 @@ def _error(resp: Any, status: int, message: str) -> None:
     assert fault["message"] == message
 
 
+def _record_spawns(cloud: Cloud) -> list[Any]:
+    """The InstanceSpecs the (only) compute host's driver is asked to spawn from now on."""
+    (service,) = cloud.computes.values()
+    spawned: list[Any] = []
+    original_spawn = service.host.driver.spawn
+
+    def spawn(spec: Any, **kw: Any) -> None:
+        spawned.append(spec)
+        original_spawn(spec, **kw)
+
+    service.host.driver.spawn = spawn  # type: ignore[method-assign]
+    return spawned
+
+
 def test_rebuild_defines_the_guest_again_with_the_new_fields(cloud: Cloud) -> None:
     sid = cloud.boot("r-1", metadata={"old": "1"})["id"]
     first = cloud.wait(sid)
     assert first["status"] == "ACTIVE"
-    (service,) = cloud.computes.values()
-    spawned: list[str] = []
-    original_spawn = service.host.driver.spawn
-
-    def spawn(spec: Any, **kw: Any) -> None:
-        spawned.append(spec.hostname)
-        original_spawn(spec, **kw)
-
-    service.host.driver.spawn = spawn  # type: ignore[method-assign]
+    spawned = _record_spawns(cloud)
     body = {"imageRef": IMAGE, "name": "r-1-new", "metadata": {"new": "2"}, "adminPass": "s3cret",
             "description": "rebuilt", "accessIPv4": "192.0.2.9"}  # fmt: skip
     resp = _rebuild(cloud, sid, body, version="2.19")
@@ -47,7 +53,7 @@ def test_rebuild_defines_the_guest_again_with_the_new_fields(cloud: Cloud) -> No
     assert (server["name"], server["metadata"], server["accessIPv4"]) == ("r-1-new", {"new": "2"}, "192.0.2.9")  # fmt: skip
     assert server["image"]["id"] == IMAGE
     assert server["OS-SRV-USG:launched_at"] >= first["OS-SRV-USG:launched_at"]
-    assert spawned == [server["OS-EXT-SRV-ATTR:hostname"]]  # one new guest
+    assert [s.hostname for s in spawned] == [server["OS-EXT-SRV-ATTR:hostname"]]  # one new guest
     assert cloud.events(sid, "rebuild") == {
         "conductor_rebuild_instance": "Success",
         "compute_rebuild_instance": "Success",
@@ -107,3 +113,42 @@ def test_failed_rebuild_puts_the_server_in_error(cloud: Cloud) -> None:
     assert server["status"] == "ERROR"
     assert server["fault"]["message"] == "image could not be written"
     assert cloud.events(sid, "rebuild")["compute_rebuild_instance"] == "Error"
+
+
+def _add_image(cloud: Cloud, image_id: str, **properties: str) -> str:
+    from openkeel.clients.image import Image
+    from openkeel.db.image_catalog import EmbeddedImageCatalog
+
+    catalog = EmbeddedImageCatalog(cloud.services.api_db)
+    catalog.install()
+    catalog.add(Image(id=image_id, name=image_id[:8], status="active", disk_format="raw",
+                      container_format="bare", properties=properties))  # fmt: skip
+    return image_id
+
+
+def test_a_new_image_the_host_cannot_run_is_refused_by_the_scheduler(cloud: Cloud) -> None:
+    """Nova's rebuild check: a new image goes through the image filters for the server's own
+    host (even a disabled one: ComputeFilter does not judge rebuilds); an image it cannot
+    run leaves the old image and the server in ERROR with NoValidHost, and no second guest
+    or allocation."""
+    sid = cloud.boot("r-6")["id"]
+    assert cloud.wait(sid)["status"] == "ACTIVE"
+    usage = cloud.usage()
+    spawned = _record_spawns(cloud)
+    host = cloud.wait(sid)["OS-EXT-SRV-ATTR:host"]
+    disable = {"host": host, "binary": "nova-compute"}
+    assert cloud.api.put("/v2.1/os-services/disable", disable).status_code == 200
+    arm = _add_image(cloud, "7d0b1c3e-1a2b-4c5d-8e9f-000000000001", hw_architecture="armv7l")
+    assert _rebuild(cloud, sid, {"imageRef": arm}).status_code == 202
+    server = cloud.wait(sid)
+    assert server["status"] == "ERROR" and server["image"]["id"] == IMAGE
+    assert server["fault"]["message"].startswith("No valid host was found.")
+    assert cloud.events(sid, "rebuild")["conductor_rebuild_instance"] == "Error"
+    assert spawned == [] and cloud.usage() == usage
+    # An image the host runs passes the same check, disabled host or not.
+    x86 = _add_image(cloud, "7d0b1c3e-1a2b-4c5d-8e9f-000000000002", hw_architecture="x86_64")
+    assert cloud.api.post(f"/v2.1/servers/{sid}/action", {"os-resetState": {"state": "active"}}).status_code == 202  # fmt: skip
+    assert _rebuild(cloud, sid, {"imageRef": x86}).status_code == 202
+    server = cloud.wait(sid)
+    assert (server["status"], server["image"]["id"]) == ("ACTIVE", x86)
+    assert [s.uuid for s in spawned] == [sid] and cloud.usage() == usage

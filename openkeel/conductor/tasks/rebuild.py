@@ -1,9 +1,12 @@
 """rebuild_instance (Nova's ComputeTaskManager): a rebuild on the instance's own host, or an
 evacuation (``recreate``) to another host.
 
-Rebuild: the conductor hands it to the compute host that runs the instance (Nova also asks the
-scheduler whether that host still accepts a *new* image; OpenKeel's filters take no image
-properties yet). A failure here clears the task state with a fault.
+Rebuild: the conductor hands it to the compute host that runs the instance. With a new image
+(the API then sends a request spec with the ``_nova_check_type: rebuild`` hint, forced to the
+instance's node) it first asks the scheduler whether that host accepts the image (the filters
+that judge images; nothing is claimed). No valid host: the image_ref goes back to the old
+image and the server to ERROR with the fault, as Nova. Any other failure here clears the task
+state with a fault.
 
 Evacuation: the scheduler picks a destination (the source ignored; a requested host, forced
 or not, as the requested destination: OpenKeel checks a forced host with the filters too) and
@@ -24,7 +27,7 @@ from openkeel.conductor.tasks.recorded import run_recorded
 from openkeel.db.records import InstanceRecords
 from openkeel.db.repositories import migrations
 from openkeel.domain import migrations as mstatus
-from openkeel.domain.errors import Invalid
+from openkeel.domain.errors import Invalid, NoValidHost
 from openkeel.domain.instances import Instance, InstanceNotFound, InstanceUpdate
 from openkeel.domain.states import VmState
 from openkeel.rpc.message import CallContext
@@ -41,6 +44,7 @@ class RebuildTask:
     def __init__(self, deps: ConductorDeps, context: CallContext, msg: RebuildInstance) -> None:
         self.deps, self.context, self.msg = deps, context, msg
         self.moved = False
+        self.image_refused = False  # the scheduler found the new image unfit for the host
 
     def execute(self) -> None:
         run_recorded(self.deps, self.context, self.msg.instance_uuid, EVENT, self._rebuild, self._rollback)  # fmt: skip
@@ -52,6 +56,8 @@ class RebuildTask:
             host, node = self._destination(records, instance)
         elif instance.host:
             host, node = instance.host, instance.node
+            if msg.request_spec is not None and msg.image_ref != msg.orig_image_ref:
+                self._check_new_image(instance)
         else:
             raise Invalid(f"Instance {instance.uuid} has no host to be rebuilt on.")
         self.deps.compute.cast(
@@ -93,6 +99,18 @@ class RebuildTask:
         chosen = SelectedHost.from_primitive(answer[0][0])  # per instance, chosen first
         return chosen.host, chosen.node
 
+    def _check_new_image(self, instance: Instance) -> None:
+        spec = dict(self.msg.request_spec or {})
+        spec.update(instance_uuid=instance.uuid, num_instances=1, retry=None,
+                    force_hosts=[instance.host], force_nodes=[instance.node] if instance.node else [])  # fmt: skip
+        try:
+            self.deps.scheduler.select_destinations(
+                self.context, SelectDestinations(spec, (instance.uuid,), return_objects=True)
+            )
+        except NoValidHost:
+            self.image_refused = True
+            raise
+
     def _migration(self, records: InstanceRecords, host: str, node: str | None) -> Json | None:
         if self.msg.migration is None:
             return None
@@ -115,6 +133,10 @@ class RebuildTask:
             records.add_fault(uuid, exc, None)
             if self.msg.recreate:  # Nova: a failed evacuation leaves the server in ERROR
                 records.update(uuid, InstanceUpdate(vm_state=VmState.ERROR.value, task_state=None))  # fmt: skip
+            elif self.image_refused:  # Nova: the old image back, the server in ERROR
+                records.update(uuid, InstanceUpdate(
+                    image_ref=self.msg.orig_image_ref, vm_state=VmState.ERROR.value, task_state=None,
+                ))  # fmt: skip
             else:
                 records.update(uuid, InstanceUpdate(task_state=None))
         except InstanceNotFound:

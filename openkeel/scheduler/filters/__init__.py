@@ -35,6 +35,9 @@ class BaseHostFilter:
     """A filter: built once with the settings, asked per host and request."""
 
     run_filter_once_per_request: ClassVar[bool] = False
+    # Whether the filter judges a rebuild with a new image on the instance's own host (Nova's
+    # RUN_ON_REBUILD): only those about the image do; capacity, state and placement do not.
+    run_on_rebuild: ClassVar[bool] = False
 
     def __init__(self, settings: FilterSettings) -> None:
         self.settings = settings
@@ -109,8 +112,11 @@ def filter_hosts(
 ) -> list[HostState]:
     """The hosts that pass every filter (``index`` > 0: a later instance of the request)."""
     remaining = list(hosts)
+    rebuild = request.is_rebuild
     for host_filter in filters:
         if index > 0 and host_filter.run_filter_once_per_request:
+            continue
+        if rebuild and not host_filter.run_on_rebuild:
             continue
         remaining = [h for h in remaining if host_filter.host_passes(h, request)]
         LOG.debug("%s returned %d host(s)", type(host_filter).__name__, len(remaining))

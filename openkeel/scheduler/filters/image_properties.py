@@ -65,6 +65,8 @@ def _version_ok(required: str | None, hypervisor_version: int) -> bool:
 class ImagePropertiesFilter(BaseHostFilter):
     """Passes hosts supporting the image's architecture, hypervisor type and vm mode."""
 
+    run_on_rebuild = True
+
     run_filter_once_per_request = True
 
     def host_passes(self, host_state: HostState, request: SchedulingRequest) -> bool:

@@ -172,7 +172,7 @@ def request_spec(
         project_id=inst.project_id,
         user_id=inst.user_id,
         flavor=inst.flavor,
-        image=_image_spec(found),
+        image=image_spec(found),
         num_instances=count,
         availability_zone=location.zone,
         scheduler_hints=_hints(cmd.scheduler_hints),
@@ -186,7 +186,7 @@ def request_spec(
     )
 
 
-def _image_spec(found: Image | None) -> dict[str, Any]:
+def image_spec(found: Image | None) -> dict[str, Any]:
     if found is None:
         return {}
     return {

@@ -4,7 +4,9 @@ Checks as Nova's: lock, state (ACTIVE, SHUTOFF or ERROR, no task), the image (kn
 fits the flavor; a volume-backed server keeps its image), ``key_name`` (2.54) and user data.
 Then, in one transaction, the new image, name, metadata (replaced whole), description,
 access IPs, key pair, user data, hostname, task ``rebuilding`` and the ``rebuild`` instance
-action; then the conductor's ``rebuild_instance`` cast (conductor -> the compute host).
+action; then the conductor's ``rebuild_instance`` cast (conductor -> the compute host). A new
+image goes into the saved request spec, and the cast carries a spec that makes the conductor
+ask the scheduler whether the instance's node accepts it (Nova's rebuild check).
 Called by openkeel.api.resources.servers.handlers_rebuild.
 """
 
@@ -14,16 +16,23 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from openkeel.api.usecases.images import caller_of
+from openkeel.api.usecases.migrate_server import stored_request_spec
 from openkeel.api.usecases.sending import undone_if_unsent
 from openkeel.api.usecases.servers import create_checks as checks
 from openkeel.api.usecases.servers.create import call_context, generate_password
-from openkeel.api.usecases.servers.create_building import image_system_metadata
+from openkeel.api.usecases.servers.create_building import image_spec, image_system_metadata
 from openkeel.api.usecases.servers.lifecycle import ServerLifecycle
 from openkeel.api.usecases.servers.lookup import FoundServer
+from openkeel.clients.image import Image
+from openkeel.db.repositories import request_specs
+from openkeel.db.repositories.request_specs import RequestSpec
 from openkeel.domain.errors import Invalid
 from openkeel.domain.instances import UNSET, Instance, InstanceUpdate
 from openkeel.domain.states import TaskState
 from openkeel.rpc.messages.conductor import RebuildInstance
+
+# The scheduler hint that makes a select_destinations a rebuild check (Nova's name).
+REBUILD_HINT = "_nova_check_type"
 
 
 @dataclass(frozen=True)
@@ -77,6 +86,9 @@ class ServerRebuilder(ServerLifecycle):
             **changes,
         )
         updated = self._update(found, update, [None], action="rebuild")
+        spec = None
+        if not volume_backed and image.id != inst.image_ref:
+            spec = self._spec_for_new_image(inst, image)
         conductor = getattr(self._services, "conductor", None)
         if conductor is not None:
             message = RebuildInstance(
@@ -85,10 +97,26 @@ class ServerRebuilder(ServerLifecycle):
                 orig_image_ref=inst.image_ref or "",
                 admin_password=password,
                 preserve_ephemeral=req.preserve_ephemeral,
+                request_spec=spec,
             )
             with undone_if_unsent(self._cell(found), inst.uuid, "rebuild", TaskState.REBUILDING.value):  # fmt: skip
                 conductor.cast(call_context(self._context), message)
         return Rebuilt(updated, password)
+
+    def _spec_for_new_image(self, inst: Instance, image: Image) -> dict[str, Any]:
+        """Nova's rebuild with a new image: the saved request spec takes the image, and the
+        scheduler is asked (hint ``_nova_check_type``) whether the instance's own node
+        accepts it."""
+        spec = stored_request_spec(self._services, inst)
+        spec["image"] = image_spec(image)
+        if "project_id" in spec:  # a spec saved at boot (not the minimal stand-in)
+            with self._services.api_db.begin() as conn:
+                request_specs.save(conn, RequestSpec.from_primitive(spec))
+        hints = {**(spec.get("scheduler_hints") or {}), REBUILD_HINT: ["rebuild"]}
+        spec.update(scheduler_hints=hints, requested_destination=None, ignore_hosts=[],
+                    force_hosts=[inst.host] if inst.host else [],
+                    force_nodes=[inst.node] if inst.node else [])  # fmt: skip
+        return spec
 
 
 __all__ = ["RebuildRequest", "Rebuilt", "ServerRebuilder"]
