@@ -56,6 +56,35 @@ def interfaces(network_info: Iterable[Mapping[str, Any]]) -> tuple[NetworkInterf
     return tuple(vifs)
 
 
+# image_* system metadata keys that describe the image itself, not one of its properties.
+_IMAGE_FIELDS = ("min_ram", "min_disk", "base_image_ref", "disk_format", "container_format")
+
+
+def _int(text: str | None) -> int:
+    try:
+        return int(text or 0)
+    except ValueError:
+        return 0
+
+
+def image_spec(instance: Instance) -> ImageSpec | None:
+    """The image the instance was built (or last rebuilt) from, as recorded in its ``image_*``
+    system metadata at the API (Nova's ``get_image_from_system_metadata``): its properties
+    reach the driver without asking the image service again. None when volume-backed."""
+    if not instance.image_ref:
+        return None
+    meta = instance.system_metadata or {}
+    props = {k[6:]: v for k, v in meta.items() if k.startswith("image_") and k[6:] not in _IMAGE_FIELDS}  # fmt: skip
+    return ImageSpec(
+        image_id=instance.image_ref,
+        disk_format=meta.get("image_disk_format"),
+        container_format=meta.get("image_container_format"),
+        min_disk_gb=_int(meta.get("image_min_disk")),
+        min_ram_mb=_int(meta.get("image_min_ram")),
+        properties=props,
+    )
+
+
 def instance_spec(
     conf: cfg.ConfigOpts,
     instance: Instance,
@@ -77,7 +106,7 @@ def instance_spec(
             swap_mb=flavor.swap,
             extra_specs=dict(flavor.extra_specs),
         ),
-        image=ImageSpec(image_id=instance.image_ref) if instance.image_ref else None,
+        image=image_spec(instance),
         network=interfaces(instance.network_info if network_info is None else network_info),
         user_data=instance.user_data,
         metadata=dict(instance.metadata),

@@ -12,6 +12,7 @@ were made). Skips locally (fails under
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import secrets
@@ -392,12 +393,36 @@ def test_pod_network_addresses_are_the_guests(cloud_up: KubeCloud) -> None:
     target = next(node for node in env.nodes if node != source)
     osc(env.cloud, "--os-compute-api-version", "2.30", "server", "migrate", "--live-migration",
         "--host", target, sid, "--no-output")  # fmt: skip
-    server_status(env, sid, "ACTIVE")
+    moved = server_status(env, sid, "ACTIVE")
+    assert moved["OS-EXT-SRV-ATTR:host"] == target, osc(env.cloud, "server", "event", "list", sid)
     second = _pod_address(env, sid)
     assert second != first
     wait_for(lambda: shows(second), f"the server to show its new pod's address {second}")
     osc(env.cloud, "server", "delete", "--wait", sid, "--no-output")
     assert osc(env.cloud, "port", "list", "--network", "e2e-podnet") == []
+
+
+def test_change_password_of_a_server_whose_image_has_the_guest_agent(cloud_up: KubeCloud, tmp_path: Path) -> None:  # fmt: skip
+    """The image's hw_qemu_guest_agent reaches the driver at boot (from the server's image_*
+    system metadata): the VM gets the password credential, and changePassword writes it."""
+    env = cloud_up
+    disk = tmp_path / "agent.qcow2"
+    disk.write_bytes(b"QFI\xfb" + bytes(508))
+    image = osc(env.cloud, "image", "create", "--file", str(disk), "--disk-format", "qcow2",
+                "--container-format", "bare", "--property", "hw_qemu_guest_agent=yes",
+                "e2e-agent-image")  # fmt: skip
+    created = osc(env.cloud, "server", "create", "--flavor", "m1.tiny", "--image", image["id"],
+                  "--nic", "none", "--wait", "e2e-kv-agent")  # fmt: skip
+    sid = created["id"]
+    vm = env.vm(sid)
+    assert vm is not None
+    credentials = vm["spec"]["template"]["spec"].get("accessCredentials") or []
+    assert any("userPassword" in c for c in credentials), credentials
+    code, body = api(env.cloud, "POST", f"/servers/{sid}/action", {"changePassword": {"adminPass": "agent-pw"}})  # fmt: skip
+    assert code == 202, body
+    secret = env.client.get(k.SECRETS, f"instance-{sid}-password", env.namespace)
+    assert base64.b64decode(secret["data"]["root"]) == b"agent-pw"
+    osc(env.cloud, "server", "delete", "--wait", sid, "--no-output")
 
 
 def test_vm_deleted_behind_our_back(cloud_up: KubeCloud) -> None:
