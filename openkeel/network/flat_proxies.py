@@ -10,7 +10,7 @@ Mixed into :class:`openkeel.network.flat.FlatNetwork`, which provides ``store``,
 from __future__ import annotations
 
 import ipaddress
-from typing import Any
+from typing import Any, NoReturn
 
 from openkeel.db.network_store import NetworkStore
 from openkeel.network import errors
@@ -115,7 +115,7 @@ class FlatProxies(NetworkAdapter):
         except NetworkFault as fault:
             self._group_fault(fault)
 
-    def _group_fault(self, fault: NetworkFault) -> Any:
+    def _group_fault(self, fault: NetworkFault) -> NoReturn:
         """Neutron's 404 is Nova's SecurityGroupNotFound; its 400 and 409 Nova's Invalid."""
         if fault.status in _GROUP_REFUSALS:
             raise errors.SecurityGroupInvalid(fault.message) from fault

@@ -15,6 +15,7 @@ from typing import Any
 
 from openkeel.api.context import RequestContext
 from openkeel.api.services import ApiServices
+from openkeel.api.usecases.external_events import create_events
 from openkeel.api.usecases.servers.lookup import find_server
 from openkeel.domain.errors import Conflict, Invalid, NotFound
 from openkeel.network import errors as net_errors
@@ -31,8 +32,6 @@ def report_network_changed(
 ) -> None:
     """What Neutron's Nova notifier does after a floating IP moved: a ``network-changed`` event
     for each server concerned (never fails the change it follows)."""
-    from openkeel.api.usecases.external_events import create_events
-
     bodies = [
         {"server_uuid": u, "name": "network-changed"} for u in dict.fromkeys(server_uuids) if u
     ]
