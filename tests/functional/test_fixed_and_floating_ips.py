@@ -66,3 +66,17 @@ def test_floating_ip_associated_and_disassociated(cloud: Cloud) -> None:
     _until(lambda: floating() == [], "the floating IP gone from the server's addresses")
     fip_id = fip.json()["floating_ip"]["id"]
     assert cloud.api.delete(f"/v2.1/os-floating-ips/{fip_id}", version="2.35").status_code == 202
+
+
+def test_deleting_a_shelved_offloaded_server_releases_its_port(cloud: Cloud) -> None:
+    adapter = get_network_adapter(cloud.services.conf, cloud.services.api_db)
+    assert isinstance(adapter, FlatNetwork)
+    sid = cloud.boot("offloaded-1", networks="auto")["id"]
+    assert cloud.wait(sid)["status"] == "ACTIVE"
+    assert cloud.api.post(f"/v2.1/servers/{sid}/action", {"shelve": None}).status_code == 202
+    _until(lambda: cloud.api.get(f"/v2.1/servers/{sid}").json()["server"]["status"]
+           == "SHELVED_OFFLOADED", "the offload")  # fmt: skip
+    assert adapter.store.list("ports", device_id=sid)  # an offloaded server keeps its port
+    assert cloud.api.delete(f"/v2.1/servers/{sid}").status_code == 204
+    cloud.wait(sid, gone=True)
+    assert adapter.store.list("ports", device_id=sid) == []
