@@ -7,8 +7,9 @@
 # endpoint at $COMPUTE_URL (default http://127.0.0.1:8774/v2.1); starts an all-in-one there in a
 # temporary data dir with [api] auth_strategy = keystone; writes a tempest.conf (dynamic
 # credentials from the Keystone admin, one worker, the features the all-in-one offers: two
-# hosts, resize, cold and live migration, its image API registered in Keystone's catalog; no
-# network or volume service yet); runs
+# hosts, resize, cold and live migration, its image API registered in Keystone's catalog, its
+# network service (Nova's network proxies and floating IPs on its public network); no volume
+# service yet); runs
 # `tempest run --regex REGEX`; prints the totals and the failures grouped by their cause.
 # TEMPEST_IDENTITY=embedded runs the all-in-one on its own identity service instead (tempest's
 # dynamic credentials then create their projects and users there; no Keystone needed).
@@ -67,13 +68,18 @@ done
 if [ "$IDENTITY" = embedded ]; then
     ADMIN_PASSWORD=$(cat "$WORK/data/admin-password")
 fi
-IMAGE=$(curl -s -H "X-Auth-Token: $(curl -si "$KS/v3/auth/tokens" -H 'Content-Type: application/json' \
+TOKEN=$(curl -si "$KS/v3/auth/tokens" -H 'Content-Type: application/json' \
     -d "{\"auth\":{\"identity\":{\"methods\":[\"password\"],\"password\":{\"user\":{\"name\":\"admin\",\"domain\":{\"id\":\"default\"},\"password\":\"$ADMIN_PASSWORD\"}}},\"scope\":{\"project\":{\"name\":\"admin\",\"domain\":{\"id\":\"default\"}}}}}" \
-    | awk -F': ' 'tolower($1)=="x-subject-token"{print $2}' | tr -d '\r')" \
+    | awk -F': ' 'tolower($1)=="x-subject-token"{print $2}' | tr -d '\r')
+IMAGE=$(curl -s -H "X-Auth-Token: $TOKEN" \
     -H "OpenStack-API-Version: compute 2.1" "$COMPUTE_URL/images" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["images"][0]["id"])')
+# The all-in-one's external network (its floating IP pool), for the floating IP tests.
+PUBLIC=$(curl -s -H "X-Auth-Token: $TOKEN" "${COMPUTE_URL%/v2.1}/networking/v2.0/networks?name=public" \
+    | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["networks"][0]["id"])')
 
-# The all-in-one's image API (Glance v2 under /image) in Keystone's catalog for this run; the
-# service is removed again at exit (the Keystone tests expect a catalog without it).
+# The all-in-one's image API (Glance v2 under /image) and network API (Neutron v2.0 under
+# /networking) in Keystone's catalog for this run; the services are removed again at exit (the
+# Keystone tests expect a catalog without them).
 catalog() {
     "$PY" - "$KS/v3" "$ADMIN_PASSWORD" "${COMPUTE_URL%/v2.1}/image" "$1" <<'PYEOF'
 import sys
@@ -83,14 +89,17 @@ url, password, image_url, what = sys.argv[1:]
 ks = session.Session(auth=v3.Password(auth_url=url, username="admin", password=password,
                                       project_name="admin", user_domain_id="default",
                                       project_domain_id="default"))
-for old in ks.get(f"{url}/services?type=image&name=openkeel-image").json()["services"]:
-    ks.delete(f"{url}/services/{old['id']}")  # its endpoints go with it
-if what == "add":
-    sid = ks.post(f"{url}/services", json={"service": {"type": "image",
-                                                       "name": "openkeel-image"}}).json()["service"]["id"]
-    for iface in ("public", "internal", "admin"):
-        ks.post(f"{url}/endpoints", json={"endpoint": {"service_id": sid, "interface": iface,
-                                                       "url": image_url, "region_id": "RegionOne"}})
+network_url = image_url.removesuffix("/image") + "/networking"
+for kind, name, where in (("image", "openkeel-image", image_url),
+                          ("network", "openkeel-network", network_url)):
+    for old in ks.get(f"{url}/services?type={kind}&name={name}").json()["services"]:
+        ks.delete(f"{url}/services/{old['id']}")  # its endpoints go with it
+    if what == "add":
+        sid = ks.post(f"{url}/services", json={"service": {"type": kind,
+                                                           "name": name}}).json()["service"]["id"]
+        for iface in ("public", "internal", "admin"):
+            ks.post(f"{url}/endpoints", json={"endpoint": {"service_id": sid, "interface": iface,
+                                                           "url": where, "region_id": "RegionOne"}})
 PYEOF
 }
 if [ "$IDENTITY" != embedded ]; then  # the embedded identity service lists the image API
@@ -105,6 +114,9 @@ cat >ws/etc/tempest.conf <<CONF
 log_file = tempest.log
 [auth]
 use_dynamic_credentials = true
+# The embedded network service has no routers: tempest's projects boot on the shared private
+# network (what a server without networks gets) instead of networks of their own.
+create_isolated_networks = false
 admin_username = admin
 admin_password = $ADMIN_PASSWORD
 admin_project_name = admin
@@ -144,9 +156,14 @@ image_path =
 import_image = false
 [service_available]
 glance = true
-neutron = false
+neutron = true
 cinder = false
 swift = false
+[network]
+public_network_id = $PUBLIC
+floating_network_name = public
+[network-feature-enabled]
+floating_ips = true
 [validation]
 run_validation = false
 CONF

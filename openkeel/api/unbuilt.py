@@ -25,21 +25,6 @@ ROUTES: tuple[tuple[str, str, str, str], ...] = (
     ("DELETE", "/os-baremetal-nodes/{id}", "2.1", "2.35"),
     # console_auth_tokens
     ("GET", "/os-console-auth-tokens/{id}", "2.1", "2.104"),
-    # floating_ip_pools
-    ("GET", "/os-floating-ip-pools", "2.1", "2.35"),
-    # floating_ips
-    ("GET", "/os-floating-ips", "2.1", "2.35"),
-    ("POST", "/os-floating-ips", "2.1", "2.35"),
-    ("GET", "/os-floating-ips/{id}", "2.1", "2.35"),
-    ("DELETE", "/os-floating-ips/{id}", "2.1", "2.35"),
-    # security_groups
-    ("POST", "/os-security-group-rules", "2.1", "2.35"),
-    ("DELETE", "/os-security-group-rules/{id}", "2.1", "2.35"),
-    ("GET", "/os-security-groups", "2.1", "2.35"),
-    ("POST", "/os-security-groups", "2.1", "2.35"),
-    ("GET", "/os-security-groups/{id}", "2.1", "2.35"),
-    ("PUT", "/os-security-groups/{id}", "2.1", "2.35"),
-    ("DELETE", "/os-security-groups/{id}", "2.1", "2.35"),
     # simple_tenant_usage
     # snapshots
     ("GET", "/os-snapshots", "2.1", "2.35"),
@@ -47,9 +32,6 @@ ROUTES: tuple[tuple[str, str, str, str], ...] = (
     ("GET", "/os-snapshots/detail", "2.1", "2.35"),
     ("GET", "/os-snapshots/{id}", "2.1", "2.35"),
     ("DELETE", "/os-snapshots/{id}", "2.1", "2.35"),
-    # tenant_networks
-    ("GET", "/os-tenant-networks", "2.1", "2.35"),
-    ("GET", "/os-tenant-networks/{id}", "2.1", "2.35"),
     # volumes
     ("GET", "/os-volumes", "2.1", "2.35"),
     ("POST", "/os-volumes", "2.1", "2.35"),
@@ -78,13 +60,9 @@ ROUTES: tuple[tuple[str, str, str, str], ...] = (
     ("DELETE", "/servers/{server_id}/shares/{id}", "2.97", "2.104"),
 )
 ACTIONS: tuple[tuple[str, str, str, str], ...] = (
-    ("/servers/{id}/action", "addFixedIp", "2.1", "2.43"),
-    ("/servers/{id}/action", "addFloatingIp", "2.1", "2.43"),
     ("/servers/{id}/action", "os-getSerialConsole", "2.1", "2.5"),
     ("/servers/{id}/action", "os-getSPICEConsole", "2.1", "2.5"),
     ("/servers/{id}/action", "os-getVNCConsole", "2.1", "2.5"),
-    ("/servers/{id}/action", "removeFixedIp", "2.1", "2.43"),
-    ("/servers/{id}/action", "removeFloatingIp", "2.1", "2.43"),
     ("/os-baremetal-nodes/{id}/action", "add_interface", "2.1", "2.35"),
     ("/os-baremetal-nodes/{id}/action", "remove_interface", "2.1", "2.35"),
     ("/os-volumes_boot/{id}/action", "confirmResize", "2.1", "2.102"),

@@ -16,6 +16,7 @@ from openkeel.compute.operations import (
     console,
     delete,
     diagnostics,
+    fixed_ips,
     guest_requests,
     interfaces,
     power,
@@ -166,6 +167,12 @@ class ComputeEndpoint:
 
     def detach_interface(self, context: CallContext, msg: m.DetachInterface) -> None:
         interfaces.detach_interface(self._host, context, msg.instance_uuid, msg.port_id)
+
+    def add_fixed_ip_to_instance(self, context: CallContext, msg: m.AddFixedIp) -> None:
+        fixed_ips.add_fixed_ip(self._host, context, msg.instance_uuid, msg.network_id)
+
+    def remove_fixed_ip_from_instance(self, context: CallContext, msg: m.RemoveFixedIp) -> None:
+        fixed_ips.remove_fixed_ip(self._host, context, msg.instance_uuid, msg.address)
 
     def get_console_output(self, context: CallContext, msg: m.GetConsoleOutput) -> str:
         return console.console_output(self._host, msg.instance_uuid, msg.tail_length)

@@ -144,6 +144,12 @@ NETWORK_OPTS = [
     cfg.StrOpt(
         "bridge", default="br100", help="Device name the flat network's VIFs are plugged into."
     ),
+    cfg.StrOpt(
+        "default_floating_pool",
+        default="public",
+        help="External network (name or id) a floating IP comes from when no pool is asked "
+        "(Nova's [neutron] default_floating_pool; the all-in-one's external network is public).",
+    ),
 ]
 
 

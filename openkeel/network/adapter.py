@@ -78,6 +78,29 @@ class InstanceNetRef:
     security_groups: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class Requester:
+    """Who asks through Nova's network proxies (os-security-groups, os-floating-ips ...): Nova
+    calls Neutron with the user's token, so the project and whether Neutron sees an admin."""
+
+    project_id: str
+    is_admin: bool = False
+
+
+@dataclass(frozen=True)
+class IngressRule:
+    """A rule added through ``os-security-group-rules``, as Nova's API has checked it: every
+    Nova rule is ingress; ``from_port``/``to_port`` -1 mean no port (ICMP's any type/code);
+    either ``cidr`` or ``group_id`` (a remote group) names the source."""
+
+    parent_group_id: str
+    protocol: str | None = None
+    from_port: int | None = None
+    to_port: int | None = None
+    cidr: str | None = None
+    group_id: str | None = None
+
+
 class NetworkAdapter(abc.ABC):
     """Ports and addresses for instances."""
 
@@ -132,6 +155,114 @@ class NetworkAdapter(abc.ABC):
         from openkeel.network import errors
 
         raise errors.NetworkNotFound(network_id)
+
+    # --- the proxies of 2.1-2.35 and the floating/fixed IP actions of 2.1-2.43 ------------------
+    # Security groups are in Nova's format (see ``instance_security_groups``); floating IPs are
+    # Neutron's documents (``id``, ``floating_ip_address``, ``fixed_ip_address``, ``port_id``,
+    # ``floating_network_id``) plus ``instance_id`` (the port's device) and ``pool`` (the
+    # network's name, else id). Errors: the ``openkeel.network.errors`` named after Nova's.
+
+    def list_security_groups(self, caller: Requester, all_projects: bool) -> list[dict[str, Any]]:
+        """The caller's project's groups; every project's for an admin asking ``all_projects``."""
+        return []
+
+    def get_security_group(self, caller: Requester, group_id: str) -> dict[str, Any]:
+        """One group the caller may see (SecurityGroupNotFound)."""
+        from openkeel.network import errors
+
+        raise errors.SecurityGroupMissing(f"Security group {group_id} does not exist")
+
+    def create_security_group(
+        self, caller: Requester, name: str, description: str
+    ) -> dict[str, Any]:
+        """A new group of the caller's project (SecurityGroupInvalid, SecurityGroupLimitExceeded
+        for Neutron's conflicts: over quota, a second ``default``)."""
+        from openkeel.network import errors
+
+        raise errors.SecurityGroupInvalid("Security groups are not available.")
+
+    def update_security_group(
+        self, caller: Requester, group_id: str, name: str, description: str
+    ) -> dict[str, Any]:
+        """Rename/redescribe a group (SecurityGroupMissing, SecurityGroupInvalid)."""
+        return self.get_security_group(caller, group_id)
+
+    def delete_security_group(self, caller: Requester, group_id: str) -> None:
+        """Delete a group (SecurityGroupMissing; SecurityGroupInvalid while ports use it)."""
+        self.get_security_group(caller, group_id)
+
+    def get_security_group_rule(self, caller: Requester, rule_id: str) -> dict[str, Any]:
+        """One rule in Nova's format (SecurityGroupMissing)."""
+        from openkeel.network import errors
+
+        raise errors.SecurityGroupMissing(f"Security group rule {rule_id} does not exist")
+
+    def create_security_group_rule(self, caller: Requester, rule: IngressRule) -> dict[str, Any]:
+        """Add an ingress rule; the new rule in Nova's format (SecurityGroupMissing,
+        SecurityGroupInvalid for what Neutron refuses, SecurityGroupLimitExceeded)."""
+        return self.get_security_group(caller, rule.parent_group_id)
+
+    def delete_security_group_rule(self, caller: Requester, rule_id: str) -> None:
+        """Delete a rule (SecurityGroupMissing)."""
+        self.get_security_group_rule(caller, rule_id)
+
+    def list_floating_ip_pools(self, caller: Requester) -> list[dict[str, Any]]:
+        """The external networks (``id``, ``name``): Nova's floating IP pools."""
+        return []
+
+    def list_floating_ips(self, caller: Requester) -> list[dict[str, Any]]:
+        """The floating IPs of the caller's project."""
+        return []
+
+    def get_floating_ip(self, caller: Requester, floating_ip_id: str) -> dict[str, Any]:
+        """One floating IP by id (FloatingIpNotFound)."""
+        from openkeel.network import errors
+
+        raise errors.FloatingIpNotFound(floating_ip_id)
+
+    def get_floating_ip_by_address(self, caller: Requester, address: str) -> dict[str, Any]:
+        """One floating IP by address (FloatingIpNotFoundForAddress)."""
+        from openkeel.network import errors
+
+        raise errors.FloatingIpNotFoundForAddress(address)
+
+    def allocate_floating_ip(self, caller: Requester, pool: str | None) -> dict[str, Any]:
+        """A new floating IP from ``pool`` (name or id; None: the default pool)
+        (FloatingIpPoolNotFound, NoMoreFloatingIps, FloatingIpLimitExceeded,
+        FloatingIpBadRequest)."""
+        from openkeel.network import errors
+
+        raise errors.FloatingIpPoolNotFound()
+
+    def release_floating_ip(self, caller: Requester, address: str) -> None:
+        """Delete a floating IP, associated or not (FloatingIpNotFoundForAddress)."""
+        self.get_floating_ip_by_address(caller, address)
+
+    def associate_floating_ip(
+        self, caller: Requester, instance_uuid: str, address: str, fixed_address: str
+    ) -> None:
+        """Point the floating IP ``address`` at the server's port holding ``fixed_address``,
+        taking it from whatever it pointed at (FloatingIpNotFoundForAddress,
+        FloatingIpAssociateFailed when Neutron refuses)."""
+        self.get_floating_ip_by_address(caller, address)
+
+    def disassociate_floating_ip(self, caller: Requester, address: str) -> None:
+        """Detach the floating IP from its port (FloatingIpNotFoundForAddress)."""
+        self.get_floating_ip_by_address(caller, address)
+
+    def add_fixed_ip(self, instance: InstanceNetRef, network_id: str) -> NetworkInfo:
+        """One more address from ``network_id``'s subnets on the server's port on that network;
+        the new network_info (NetworkNotFoundForInstance)."""
+        from openkeel.network import errors
+
+        raise errors.NetworkNotFoundForInstance(instance.uuid)
+
+    def remove_fixed_ip(self, instance: InstanceNetRef, address: str) -> NetworkInfo:
+        """Take ``address`` off the server's port holding it; the new network_info
+        (FixedIpNotFoundForInstance)."""
+        from openkeel.network import errors
+
+        raise errors.FixedIpNotFoundForInstance(instance.uuid, address)
 
     def instance_ports(self, instance_uuid: str) -> list[dict[str, Any]]:
         """The server's ports (Neutron's port documents plus ``tag``), oldest first."""

@@ -6,7 +6,7 @@ these there, so they are ``Invalid`` (400) here; compute turns them into build f
 
 from __future__ import annotations
 
-from openkeel.domain.errors import Conflict, Invalid, NotFound
+from openkeel.domain.errors import Conflict, Invalid, NotFound, OverQuota
 
 
 class NetworkError(Invalid):
@@ -109,3 +109,63 @@ class InterfaceAttachFailedNoNetwork(NetworkError):
 class NetworkAmbiguous(NetworkError):
     def __init__(self) -> None:
         super().__init__("Multiple possible networks found, use a Network ID to be more specific.")
+
+
+# --- the proxies (os-security-groups, os-floating-ips) and the fixed/floating IP actions -------
+# Named after Nova's exceptions; the API's use cases give each the status Nova's controller
+# answers it with.
+
+
+class SecurityGroupMissing(NotFound):
+    """Nova's SecurityGroupNotFound as its proxy raises it (Neutron's words)."""
+
+
+class SecurityGroupInvalid(Invalid):
+    """What Neutron refuses in a group or rule (Nova's Invalid, with Neutron's words)."""
+
+
+class SecurityGroupLimitExceeded(OverQuota):
+    """Neutron's 409 on a group or rule create (over quota, a second ``default``)."""
+
+
+class FloatingIpNotFound(NotFound):
+    def __init__(self, floating_ip_id: str) -> None:
+        super().__init__(f"Floating IP not found for ID {floating_ip_id}.")
+
+
+class FloatingIpNotFoundForAddress(NotFound):
+    def __init__(self, address: str) -> None:
+        super().__init__(f"Floating IP not found for address {address}.")
+
+
+class FloatingIpPoolNotFound(NotFound):
+    def __init__(self) -> None:
+        super().__init__("Floating IP pool not found.")
+
+
+class NoMoreFloatingIps(NotFound):
+    def __init__(self, detail: str = "Zero floating IPs available.") -> None:
+        super().__init__(detail)
+
+
+class FloatingIpLimitExceeded(OverQuota):
+    def __init__(self, detail: str = "Maximum number of floating IPs exceeded") -> None:
+        super().__init__(detail)
+
+
+class FloatingIpBadRequest(Invalid):
+    """Neutron's 400 on a floating IP create (its words)."""
+
+
+class FloatingIpAssociateFailed(Invalid):
+    """Neutron's 409 on an association (its words)."""
+
+
+class NetworkNotFoundForInstance(NotFound):
+    def __init__(self, instance_uuid: str) -> None:
+        super().__init__(f"Network could not be found for instance {instance_uuid}.")
+
+
+class FixedIpNotFoundForInstance(NotFound):
+    def __init__(self, instance_uuid: str, address: str) -> None:
+        super().__init__(f"Instance {instance_uuid} does not have fixed IP '{address}'.")

@@ -22,9 +22,10 @@ from oslo_config import cfg
 from openkeel.db.network_store import NetworkStore
 from openkeel.db.schema import api as api_tables
 from openkeel.network import errors
-from openkeel.network.adapter import InstanceNetRef, NetworkAdapter, NetworkInfo, RequestedNetwork
+from openkeel.network.adapter import InstanceNetRef, NetworkInfo, RequestedNetwork
 from openkeel.network.embedded.faults import NetworkFault
 from openkeel.network.embedded.service import Caller, NetworkService, Row
+from openkeel.network.flat_proxies import FlatProxies, nova_group
 from openkeel.network.schema import ensure_schema, fixed_ips
 
 _MAPPINGS = api_tables.instance_mappings
@@ -34,8 +35,8 @@ COMPUTE_OWNER = "compute:nova"
 DEFAULT_OWNER = "admin"
 
 
-class FlatNetwork(NetworkAdapter):
-    """Ports of the embedded network service for instances."""
+class FlatNetwork(FlatProxies):
+    """Ports of the embedded network service for instances (and the proxies' side: flat_proxies)."""
 
     name = "flat"
 
@@ -44,6 +45,7 @@ class FlatNetwork(NetworkAdapter):
         self.network_id: str = opts.network_id
         self.label: str = opts.network_name
         self.bridge: str = opts.bridge
+        self.default_pool: str = opts.default_floating_pool
         self.store = NetworkStore(api_db)
         self.store.install()
         self.service = NetworkService(self.store)
@@ -242,13 +244,8 @@ class FlatNetwork(NetworkAdapter):
             for group_id in port["security_groups"]:
                 group = self.store.get("security_groups", group_id)
                 if group is not None:
-                    out.append(self._nova_group(group))
+                    out.append(nova_group(self.service, group))
         return out
-
-    def _nova_group(self, group: Row) -> dict[str, Any]:
-        rules = [r for r in self.service.rules_of(group["id"]) if r["direction"] == "ingress"]
-        return {"id": group["id"], "name": group["name"], "description": group["description"],
-                "project_id": group["project_id"], "rules": [_nova_rule(r) for r in rules]}  # fmt: skip
 
     def _group_for(self, instance_uuid: str, project_id: str, name: str) -> tuple[str, list[Row]]:
         try:
@@ -435,18 +432,6 @@ def _port_doc(port: Row) -> dict[str, Any]:
             "mac_address": port["mac_address"], "status": port["status"],
             "fixed_ips": port["fixed_ips"], "device_id": port["device_id"],
             "tag": port["device_tag"]}  # fmt: skip
-
-
-def _nova_rule(rule: Row) -> dict[str, Any]:
-    """A Neutron rule in Nova's form (whole TCP/UDP range, or -1 for other protocols, when the
-    rule names a protocol but no ports)."""
-    low, high = rule["port_range_min"], rule["port_range_max"]
-    protocol = rule["protocol"]
-    if protocol and low is None and high is None:
-        low, high = (1, 65535) if protocol.upper() in ("TCP", "UDP") else (-1, -1)
-    return {"id": rule["id"], "parent_group_id": rule["security_group_id"], "protocol": protocol,
-            "from_port": low, "to_port": high, "group_id": rule["remote_group_id"],
-            "cidr": rule["remote_ip_prefix"] or "0.0.0.0/0"}  # fmt: skip
 
 
 def _subnet(subnet: Row, addresses: list[str], floating: dict[str, str]) -> dict[str, Any]:

@@ -29,7 +29,7 @@ from openkeel.api.usecases.images import image_service
 from openkeel.db.image_catalog import DEFAULT_IMAGE
 from openkeel.db.repositories import instance_actions, migrations
 from openkeel.network import get_network_adapter
-from openkeel.network.adapter import InstanceNetRef
+from openkeel.network.adapter import IngressRule, InstanceNetRef, Requester
 from tests.api.server_fakes import IMAGE, Recorder, place, wire
 from tests.client import ApiClient
 from tests.conftest import CELL1_UUID
@@ -60,6 +60,10 @@ class World:
     image: str = ""
     address: str = ""  # A's server's fixed IP on the flat network
     network: str = ""
+    secgroup: str = ""  # A's security group, with one rule
+    rule: str = ""
+    floating: str = ""  # A's floating IP (id and address), on A's server
+    floating_address: str = ""
     secrets: dict[str, str] = field(default_factory=dict)
     recorders: tuple[Recorder, Recorder] | None = None
 
@@ -123,6 +127,7 @@ def _seed(api: ApiClient, services: ApiServices) -> World:
     vif = adapter.allocate_for_instance(InstanceNetRef(world.server, "proj-a"), [])[0]
     world.address = vif["network"]["subnets"][0]["ips"][0]["address"]
     world.network = vif["network"]["id"]
+    _seed_network_proxies(world, adapter)
     _ok(api.put("/v2.1/os-quota-sets/proj-a", json={"quota_set": {"instances": 7}}))
     world.aggregate = _ok(api.post("/v2.1/os-aggregates", json={"aggregate": {"name": "agg"}}))[
         "aggregate"
@@ -138,10 +143,25 @@ def _seed(api: ApiClient, services: ApiServices) -> World:
         "flavor": "alice-flavor",
         "keypair": "alice-key",
         "project": "proj-a",
+        "security group": world.secgroup,
+        "floating IP": world.floating,
     }
     for recorder in world.recorders or ():
         recorder.calls.clear()  # A's own boot; from here on, no call may name A's objects
     return world
+
+
+def _seed_network_proxies(world: World, adapter: Any) -> None:
+    """A's security group (with a rule) and floating IP (on A's server), made as A."""
+    alice = Requester("proj-a")
+    adapter.service.bootstrap("admin", {"id": world.network})  # the external network, public
+    group = adapter.create_security_group(alice, "alice-secret-sg", "alice-secret-description")
+    world.secgroup = group["id"]
+    rule = IngressRule(group["id"], "tcp", 22, 22, cidr="10.0.0.0/8")
+    world.rule = adapter.create_security_group_rule(alice, rule)["id"]
+    fip = adapter.allocate_floating_ip(alice, None)
+    world.floating, world.floating_address = fip["id"], fip["floating_ip_address"]
+    adapter.associate_floating_ip(alice, world.server, world.floating_address, world.address)
 
 
 def _paths(world: World) -> dict[str, str]:
@@ -173,6 +193,15 @@ def _paths(world: World) -> dict[str, str]:
         "/os-aggregates/{id}/images": f"/v2.1/os-aggregates/{world.aggregate}/images",
         "/os-availability-zone": "/v2.1/os-availability-zone",
         "/os-networks": "/v2.1/os-networks",
+        "/os-tenant-networks": "/v2.1/os-tenant-networks",
+        "/os-tenant-networks/{id}": "/v2.1/os-tenant-networks/3b9bc1d4-7b0a-4c41-8f2b-0d0a6e1c0001",
+        "/os-security-groups": "/v2.1/os-security-groups",
+        "/os-security-groups/{id}": f"/v2.1/os-security-groups/{world.secgroup}",
+        "/os-security-group-rules": "/v2.1/os-security-group-rules",
+        "/os-security-group-rules/{id}": f"/v2.1/os-security-group-rules/{world.rule}",
+        "/os-floating-ips": "/v2.1/os-floating-ips",
+        "/os-floating-ips/{id}": f"/v2.1/os-floating-ips/{world.floating}",
+        "/os-floating-ip-pools": "/v2.1/os-floating-ip-pools",
         # The all-in-one's shared private network: every project sees it.
         "/os-networks/{id}": "/v2.1/os-networks/3b9bc1d4-7b0a-4c41-8f2b-0d0a6e1c0001",
         "/os-availability-zone/detail": "/v2.1/os-availability-zone/detail",
@@ -266,7 +295,12 @@ BODIES: dict[tuple[str, str], Any] = {
     ("PUT", "/servers/{server_id}/metadata"): {"metadata": {"bob": "x"}},
     ("PUT", "/servers/{server_id}/metadata/{id}"): {"meta": {"alice-meta": "bob"}},
     ("PUT", "/servers/{server_id}/tags"): {"tags": ["bob"]},
-}
+    ("POST", "/os-security-groups"): {"security_group": {"name": "bob", "description": "b"}},
+    ("PUT", "/os-security-groups/{id}"): {"security_group": {"name": "bob", "description": "b"}},
+    ("POST", "/os-security-group-rules"): lambda world: {"security_group_rule": {
+        "parent_group_id": world.secgroup, "ip_protocol": "tcp", "from_port": 80, "to_port": 80,
+    }},
+}  # fmt: skip
 
 ACTION_BODIES: dict[tuple[str, str], Any] = {
     ("/flavors/{id}/action", "addTenantAccess"): {"tenant": "proj-b"},
@@ -287,6 +321,10 @@ ACTION_BODIES: dict[tuple[str, str], Any] = {
     (ACTIONS_PATH, "rebuild"): {"imageRef": IMAGE},
     (ACTIONS_PATH, "resize"): {"flavorRef": "1"},
     (ACTIONS_PATH, "changePassword"): {"adminPass": "bob-pw"},
+    (ACTIONS_PATH, "addFixedIp"): lambda world: {"networkId": world.network},
+    (ACTIONS_PATH, "removeFixedIp"): lambda world: {"address": world.address},
+    (ACTIONS_PATH, "addFloatingIp"): lambda world: {"address": world.floating_address},
+    (ACTIONS_PATH, "removeFloatingIp"): lambda world: {"address": world.floating_address},
 }
 
 
@@ -351,10 +389,12 @@ def _request(api: ApiClient, world: World, attempt: Attempt, role: str) -> Any:
     legacy = attempt.version == LEGACY
     if attempt.action:
         bodies = {**ACTION_BODIES, **LEGACY_ACTION_BODIES} if legacy else ACTION_BODIES
-        body: Any = {attempt.action: bodies.get((attempt.template, attempt.action))}
+        wanted = bodies.get((attempt.template, attempt.action))
+        body: Any = {attempt.action: wanted(world) if callable(wanted) else wanted}
     else:
         plain = {**BODIES, **LEGACY_BODIES} if legacy else BODIES
         body = plain.get((attempt.method, attempt.template))
+        body = body(world) if callable(body) else body
     headers = {"X-Roles": ROLES[role]}
     if legacy and path.startswith("/v2.1"):
         path = "/v2" + path.removeprefix("/v2.1")
@@ -386,6 +426,8 @@ def _snapshot(api: ApiClient, world: World) -> dict[str, Any]:
         (ADMIN, f"/v2.1/os-aggregates/{world.aggregate}", "2.41"),
         (ADMIN, "/v2.1/os-services", "2.53"),
         (ALICE, "/v2.1/limits", "2.1"),
+        (ALICE, f"/v2.1/os-security-groups/{world.secgroup}", "2.35"),
+        (ALICE, "/v2.1/os-floating-ips", "2.35"),
     ]
     found = {
         path: api.get(path, version=version, token=token).json() for token, path, version in reads
@@ -454,6 +496,24 @@ EXPECT: dict[tuple[str, str, str], int | str | tuple[int | str, int | str]] = {
     ("GET", "/os-availability-zone", ""): SEEN,
     ("GET", "/os-networks", ""): SEEN,
     ("GET", "/os-networks/{id}", ""): SEEN,
+    # The network proxies: Neutron shows B only B's groups, rules and floating IPs (404); the
+    # policy check on the caller's own project comes first for what a reader may not do.
+    ("GET", "/os-tenant-networks", ""): SEEN,
+    ("GET", "/os-tenant-networks/{id}", ""): SEEN,
+    ("GET", "/os-security-groups", ""): SEEN,
+    ("POST", "/os-security-groups", ""): (SEEN, FORBIDDEN),
+    ("GET", "/os-security-groups/{id}", ""): NOT_FOUND,
+    ("PUT", "/os-security-groups/{id}", ""): (NOT_FOUND, FORBIDDEN),
+    ("DELETE", "/os-security-groups/{id}", ""): (NOT_FOUND, FORBIDDEN),
+    ("POST", "/os-security-group-rules", ""): (NOT_FOUND, FORBIDDEN),
+    ("DELETE", "/os-security-group-rules/{id}", ""): (NOT_FOUND, FORBIDDEN),
+    ("GET", "/os-floating-ips", ""): SEEN,
+    ("POST", "/os-floating-ips", ""): (SEEN, FORBIDDEN),
+    ("GET", "/os-floating-ips/{id}", ""): NOT_FOUND,
+    ("DELETE", "/os-floating-ips/{id}", ""): (NOT_FOUND, FORBIDDEN),
+    ("GET", "/os-floating-ip-pools", ""): SEEN,
+    # Nova finds the server by the floating IP's port, which B's Neutron does not show.
+    ("POST", ACTIONS_PATH, "removeFloatingIp"): NOT_FOUND,
     ("GET", "/os-availability-zone/detail", ""): FORBIDDEN,
     ("GET", "/os-hypervisors", ""): FORBIDDEN,
     ("GET", "/os-hypervisors/detail", ""): FORBIDDEN,
@@ -542,7 +602,7 @@ SERVER_ACTIONS = (
     "addSecurityGroup", "removeSecurityGroup", "confirmResize", "createBackup", "createImage", "evacuate", "forceDelete", "injectNetworkInfo", "lock", "migrate",
     "os-getConsoleOutput", "os-migrateLive", "os-resetState", "os-start", "os-stop", "pause", "reboot", "rebuild",
     "resize", "restore", "resume", "revertResize", "shelve", "shelveOffload", "suspend", "trigger_crash_dump", "unlock",
-    "unpause", "unshelve",
+    "unpause", "unshelve", "addFixedIp", "removeFixedIp", "addFloatingIp",
 )  # fmt: skip
 EXPECT.update({("POST", ACTIONS_PATH, action): NOT_FOUND for action in SERVER_ACTIONS})
 
@@ -554,8 +614,18 @@ def _expected(attempt: Attempt, role: str) -> int | str:
     return wanted
 
 
-def _not_found_message(world: World, template: str) -> str:
-    """Nova's 404 text for A's object named by ``template``."""
+def _not_found_message(world: World, template: str, action: str = "") -> str:
+    """Nova's 404 text for A's object named by ``template`` (and ``action``)."""
+    proxies = {
+        "/os-security-groups/{id}": f"Security group {world.secgroup} does not exist",
+        "/os-security-group-rules": f"Security group {world.secgroup} does not exist",
+        "/os-security-group-rules/{id}": f"Security group rule {world.rule} does not exist",
+        "/os-floating-ips/{id}": f"Floating IP not found for ID {world.floating}",
+    }
+    if template in proxies:
+        return proxies[template]
+    if action == "removeFloatingIp":
+        return f"Floating IP not found for address {world.floating_address}."
     if template.startswith("/servers/"):
         return f"Instance {world.server} could not be found."
     if template.startswith("/os-server-groups/"):
@@ -584,7 +654,9 @@ def _crossing(api: ApiClient, world: World, attempt: Attempt, role: str) -> str 
     if resp.status_code != wanted:
         return f"{resp.status_code} (Nova: {wanted}): {resp.text[:200]}"
     (fault,) = resp.json().values()
-    if wanted == NOT_FOUND and fault["message"] != _not_found_message(world, attempt.template):
+    if wanted == NOT_FOUND and fault["message"] != _not_found_message(
+        world, attempt.template, attempt.action
+    ):
         return f"404 with message {fault['message']!r}"
     if wanted == FORBIDDEN and not fault["message"].startswith("Policy doesn't allow "):
         return f"403 with message {fault['message']!r}"

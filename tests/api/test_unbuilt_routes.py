@@ -128,9 +128,8 @@ def test_unbuilt_action_is_501(api: ApiClient, row: tuple[str, str, str, str]) -
 
 def test_issue_examples(api: ApiClient) -> None:
     for method, path, version in (
-        ("GET", "/v2.1/os-tenant-networks", "2.35"),
-        ("GET", "/v2.1/os-floating-ips", "2.35"),
-        ("GET", "/v2/os-floating-ips", None),
+        ("GET", "/v2.1/os-baremetal-nodes", "2.35"),
+        ("GET", "/v2/os-baremetal-nodes", None),
     ):
         resp = api.request(method, path, json={}, version=version)
         assert resp.status_code == 501, (method, path)

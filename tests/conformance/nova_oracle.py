@@ -235,9 +235,12 @@ class Verdict:
 
 
 # Success codes Nova's handler sets on its response object at run time, beside the decorated
-# one (server_external_events: ``robj._code = 207`` when some event failed).
+# one (server_external_events: ``robj._code = 207`` when some event failed; the floating IP
+# actions return their own ``webob.Response(status_int=202)``).
 HANDLER_SET_CODES: dict[str, frozenset[int]] = {
     "POST /os-server-external-events": frozenset({207}),
+    "POST /servers/{id}/action [addFloatingIp]": frozenset({202}),
+    "POST /servers/{id}/action [removeFloatingIp]": frozenset({202}),
 }
 
 

@@ -47,3 +47,29 @@ def show_network(services: ApiServices, context: RequestContext, network_id: str
         return _view(context, adapter.get_network(_scope(context), network_id))
     except net_errors.NetworkNotFound as exc:
         raise NotFound("Network not found") from exc
+
+
+# --- os-tenant-networks (2.1-2.35): the same networks in nova-network's tenant form ---------
+TENANT_POLICY = "os_compute_api:os-tenant-networks:%s"
+
+
+def _tenant_view(network: dict[str, Any]) -> dict[str, Any]:
+    # Nova writes the cidr it no longer knows as the string "None".
+    return {"id": network["id"], "cidr": "None", "label": network["name"]}
+
+
+def list_tenant_networks(services: ApiServices, context: RequestContext) -> list[dict[str, Any]]:
+    context.can(TENANT_POLICY % "list", {"project_id": context.project_id})
+    adapter = get_network_adapter(services.conf, services.api_db)
+    return [_tenant_view(n) for n in adapter.list_networks(_scope(context))]
+
+
+def show_tenant_network(
+    services: ApiServices, context: RequestContext, network_id: str
+) -> dict[str, Any]:
+    context.can(TENANT_POLICY % "show", {"project_id": context.project_id})
+    adapter = get_network_adapter(services.conf, services.api_db)
+    try:
+        return _tenant_view(adapter.get_network(_scope(context), network_id))
+    except net_errors.NetworkNotFound as exc:
+        raise NotFound("Network not found") from exc

@@ -21,7 +21,7 @@ class ServerSecurityGroups(ServerNetworkUseCase):
         inst = self._server(server_id, "list").instance
         groups = self._network.instance_security_groups(inst.uuid)
         names = {g["id"]: {"name": g["name"], "tenant_id": g["project_id"]} for g in groups}
-        out = [_group(g, names, self._network) for g in groups]
+        out = [group_view(g, names) for g in groups]
         return sorted(out, key=lambda g: (g["tenant_id"], g["name"]))
 
     def add(self, server_id: str, name: str) -> None:
@@ -46,21 +46,28 @@ class ServerSecurityGroups(ServerNetworkUseCase):
             instances.set_security_groups(conn, found.instance, names)
 
 
-def _group(group: dict[str, Any], names: dict[str, dict[str, str]], network: Any) -> dict[str, Any]:
+def rule_view(rule: dict[str, Any], source: dict[str, str] | None) -> dict[str, Any]:
+    """A rule in Nova's API form; ``source``: the name and project of its remote group."""
+    entry: dict[str, Any] = {
+        "id": rule["id"], "parent_group_id": rule["parent_group_id"],
+        "ip_protocol": rule["protocol"], "from_port": rule["from_port"],
+        "to_port": rule["to_port"], "group": {}, "ip_range": {},
+    }  # fmt: skip
+    if source is not None:
+        entry["group"] = source
+    else:
+        entry["ip_range"] = {"cidr": rule["cidr"]}
+    return entry
+
+
+def group_view(group: dict[str, Any], names: dict[str, dict[str, str]]) -> dict[str, Any]:
+    """A group in Nova's API form; ``names``: the groups a rule may name as its source (by id;
+    a rule whose source is not there is left out, as Nova does)."""
     rules = []
     for rule in group["rules"]:
-        entry: dict[str, Any] = {
-            "id": rule["id"], "parent_group_id": rule["parent_group_id"],
-            "ip_protocol": rule["protocol"], "from_port": rule["from_port"],
-            "to_port": rule["to_port"], "group": {}, "ip_range": {},
-        }  # fmt: skip
-        if rule["group_id"]:
-            source = names.get(rule["group_id"])
-            if source is None:
-                continue  # a group the caller cannot see (Nova skips the rule)
-            entry["group"] = source
-        else:
-            entry["ip_range"] = {"cidr": rule["cidr"]}
-        rules.append(entry)
+        source = names.get(rule["group_id"]) if rule["group_id"] else None
+        if rule["group_id"] and source is None:
+            continue  # a group the caller cannot see (Nova skips the rule)
+        rules.append(rule_view(rule, source))
     return {"id": group["id"], "name": group["name"], "description": group["description"],
             "tenant_id": group["project_id"], "rules": rules}  # fmt: skip

@@ -504,7 +504,7 @@ class NetworkService:
         if rule["remote_group_id"] is not None:
             self._find(caller, "security_groups", rule["remote_group_id"])
         for existing in self.rules_of(group["id"]):
-            if all(existing[k] == rule[k] for k in rule):
+            if all(_same(k, existing[k], rule[k]) for k in rule):
                 raise Conflict(f"Security group rule already exists. Rule id is {existing['id']}.",
                                "SecurityGroupRuleExists")  # fmt: skip
         return self._insert_rule(project, group["id"], rule.pop("direction"), rule.pop("ethertype"),
@@ -623,6 +623,14 @@ class NetworkService:
                                        "cidr": "172.24.4.0/24"})  # fmt: skip
 
 
+def _same(field: str, stored: Any, wanted: Any) -> bool:
+    """Two rules' field values match (prefixes compared as the networks they name)."""
+    if field == "remote_ip_prefix" and stored and wanted:
+        return bool(ipaddress.ip_network(stored, strict=False)
+                    == ipaddress.ip_network(wanted, strict=False))  # fmt: skip
+    return bool(stored == wanted)
+
+
 def _address_in(text: str, cidr: ipaddress.IPv4Network | ipaddress.IPv6Network) -> Any:
     try:
         ip = ipaddress.ip_address(text)
@@ -712,7 +720,7 @@ def _normalized_rule(ref: Mapping[str, Any]) -> dict[str, Any]:
         if (net.version == 4) != (ethertype == "IPv4"):
             raise BadRequest(f"Conflicting value ethertype {ethertype} for CIDR {prefix}",
                              "SecurityGroupRuleParameterConflict")  # fmt: skip
-        prefix = str(net)
+        prefix = str(prefix)  # kept as given (Neutron's normalized_cidr is the network's)
     return {
         "direction": direction, "ethertype": ethertype, "protocol": protocol,
         "port_range_min": None if low is None else int(low),

@@ -486,6 +486,24 @@ class DetachInterface(InstanceMessage):
     port_id: str = ""
 
 
+@dataclass(frozen=True)
+class AddFixedIp(InstanceMessage):
+    """One more address from ``network_id`` on the server's port there (API, cast)."""
+
+    method: ClassVar[str] = "add_fixed_ip_to_instance"
+
+    network_id: str = ""
+
+
+@dataclass(frozen=True)
+class RemoveFixedIp(InstanceMessage):
+    """Take ``address`` off the server's port holding it (API, cast)."""
+
+    method: ClassVar[str] = "remove_fixed_ip_from_instance"
+
+    address: str = ""
+
+
 MESSAGES = by_method(
     BuildAndRunInstance, TerminateInstance, SoftDeleteInstance, RestoreInstance, StartInstance,
     StopInstance, PauseInstance, UnpauseInstance, SuspendInstance, ResumeInstance,
@@ -493,7 +511,7 @@ MESSAGES = by_method(
     RevertResize, FinishRevertResize, LiveMigration, PostLiveMigrationAtDestination,
     LiveMigrationAbort, LiveMigrationForceComplete, GetConsoleOutput, GetDiagnostics,
     GetInstanceDiagnostics, GetHostUptime, SetHostEnabled, HostPowerAction, HostMaintenanceMode,
-    ExternalInstanceEvent, AttachInterface, DetachInterface, RescueInstance,
+    ExternalInstanceEvent, AttachInterface, DetachInterface, AddFixedIp, RemoveFixedIp, RescueInstance,
     UnrescueInstance, SetAdminPassword, TriggerCrashDump, SnapshotInstance, BackupInstance,
     ShelveInstance, ShelveOffloadInstance, UnshelveInstance,
 )  # fmt: skip

@@ -33,6 +33,8 @@ from openkeel.domain.instances import (
     InstanceUpdate,
 )
 from openkeel.domain.states import TaskState, VmState, ensure_action_allowed
+from openkeel.network.adapter import InstanceNetRef
+from openkeel.network.factory import get_network_adapter
 from openkeel.rpc.clients.compute import instance_host
 from openkeel.rpc.messages.compute import (
     RebootInstance,
@@ -201,6 +203,16 @@ class ServerLifecycle:
             )
             instances.soft_delete(conn, uuid)
         self._free_allocations(uuid)
+        self._free_ports(found.instance)
+
+    def _free_ports(self, inst: Instance) -> None:
+        """Nova's API gives back the ports of a server it deletes locally (a shelved-offloaded
+        one keeps them, unbound); a failure is logged, as Nova does."""
+        try:
+            network = get_network_adapter(self._services.conf, self._services.api_db)
+            network.deallocate_for_instance(InstanceNetRef(inst.uuid, inst.project_id))
+        except Exception:
+            LOG.exception("Could not release the ports of locally deleted server %s", inst.uuid)
 
     def _free_allocations(self, uuid: str) -> None:
         """Nova's API deletes the allocations of a server it deletes locally; a failure is
