@@ -26,9 +26,11 @@ from openkeel.domain.instances import Instance
 
 
 def required(conf: cfg.ConfigOpts, instance: Instance) -> bool:
-    """The server gets a config drive: asked for on create, or ``[DEFAULT]
-    force_config_drive``."""
-    return bool(instance.config_drive) or bool(conf.force_config_drive)
+    """The server gets a config drive: asked for on create, its image says
+    ``img_config_drive=mandatory`` (kept in system metadata at create), or ``[DEFAULT]
+    force_config_drive`` (Nova's ``configdrive.required_by``)."""
+    mandatory = instance.system_metadata.get("image_img_config_drive") == "mandatory"
+    return bool(instance.config_drive) or mandatory or bool(conf.force_config_drive)
 
 
 def drive_files(

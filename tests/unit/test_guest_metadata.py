@@ -131,3 +131,19 @@ def test_identify() -> None:
     assert raised.value.status == 403
     assert b"403 Forbidden\n\nInvalid proxy request signature." in raised.value.body()
     assert identify(ProxySettings(), good, "10.0.0.1").address == "10.0.0.1"
+
+
+def test_config_drive_required_as_nova_decides() -> None:
+    from openkeel.compute.config_drive import required
+    from openkeel.conf import make_config
+    from openkeel.domain.instances import FlavorSnapshot, Instance
+
+    flavor = FlavorSnapshot(flavorid="1", name="m1.tiny", memory_mb=512, vcpus=1, root_gb=1)
+    plain = Instance(uuid="u", project_id="p", user_id="x", flavor=flavor)
+    conf = make_config()
+    assert not required(conf, plain)
+    assert required(conf, Instance(uuid="u", project_id="p", user_id="x", flavor=flavor, config_drive="True"))  # fmt: skip
+    mandatory = Instance(uuid="u", project_id="p", user_id="x", flavor=flavor,
+                         system_metadata={"image_img_config_drive": "mandatory"})  # fmt: skip
+    assert required(conf, mandatory)
+    assert required(make_config(overrides={"force_config_drive": True}), plain)
