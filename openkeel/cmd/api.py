@@ -178,15 +178,12 @@ def run(config_files: Sequence[str]) -> int:
     """
     from openkeel.api.usecases.images import glance_client
     from openkeel.cmd.roles import api_clients
-    from openkeel.cmd.standalone import cell_engines, placement_client
+    from openkeel.cmd.standalone import databases, placement_client
     from openkeel.rpc.transport import get_transport
 
     conf = preflight.load_config(config_files)
     logs.setup(conf, "openkeel-api")
-    if not conf.api_database.connection:
-        raise preflight.StartupError("[api_database] connection is required")
-    api_db = preflight.connected_engine(conf.api_database.connection, "[api_database] connection")
-    cell_dbs = cell_engines(api_db)
+    api_db, cell_dbs = databases(conf)
     host, port = conf.osapi_compute_listen, conf.osapi_compute_listen_port
     with preflight.listen(host, port) as sock, contextlib.ExitStack() as stack:
         with preflight.starting("start-up"):

@@ -48,14 +48,11 @@ def with_metadata_api(
 
 def run(config_files: Sequence[str]) -> int:
     """Serve the metadata API described by ``config_files`` until interrupted."""
-    from openkeel.cmd.standalone import cell_engines
+    from openkeel.cmd.standalone import databases
 
     conf = preflight.load_config(config_files)
     logs.setup(conf, "openkeel-metadata")
-    if not conf.api_database.connection:
-        raise preflight.StartupError("[api_database] connection is required")
-    api_db = preflight.connected_engine(conf.api_database.connection, "[api_database] connection")
-    cell_dbs = cell_engines(api_db)
+    api_db, cell_dbs = databases(conf)
     host, port = conf.metadata_listen, conf.metadata_listen_port
     with preflight.listen(host, port) as sock, contextlib.ExitStack():
         with preflight.starting("start-up"):
