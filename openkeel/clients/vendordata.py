@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -119,7 +120,9 @@ class DynamicVendordata:
 
     def _ask(self, name: str, url: str, request: VendordataRequest) -> Any:
         s = self.settings
-        verify: bool | str = url.startswith("https://") and (s.ssl_certfile or True)
+        verify: bool | ssl.SSLContext = url.startswith("https://")
+        if verify and s.ssl_certfile:
+            verify = ssl.create_default_context(cafile=s.ssl_certfile)
         timeout = httpx.Timeout(s.read_timeout, connect=s.connect_timeout)
         headers = {"Content-Type": "application/json", "Accept": "application/json",
                    "User-Agent": USER_AGENT}  # fmt: skip

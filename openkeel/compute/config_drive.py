@@ -3,7 +3,8 @@
 included (decision 0058). The driver turns them into its drive (an ISO image, a KubeVirt
 ``cloudInitConfigDrive``).
 
-Called by ``operations/build.py``; a fatal vendordata failure fails the build.
+Called by ``operations/build.py``, ``rebuild.py`` and ``shelve.py`` (unshelve) before they
+spawn (Nova regenerates the drive then too); a fatal vendordata failure fails the operation.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from openkeel.clients.vendordata import (
 from openkeel.domain.guest_metadata.record import from_instance, key_type_of
 from openkeel.domain.guest_metadata.tree import MetadataTree, VendorData
 from openkeel.domain.instances import Instance
+from openkeel.virt.model import InstanceSpec
 
 
 def required(conf: cfg.ConfigOpts, instance: Instance) -> bool:
@@ -51,3 +53,17 @@ def drive_files(
     )
     skip = tuple(conf.api.config_drive_skip_versions.split())
     return tuple(MetadataTree(record, vendor).config_drive_files(skip))
+
+
+def attach(
+    conf: cfg.ConfigOpts,
+    instance: Instance,
+    spec: InstanceSpec,
+    network_info: Iterable[Mapping[str, Any]] | None = None,
+) -> InstanceSpec:
+    """``spec`` with the config drive's files when the server needs a drive."""
+    if not required(conf, instance):
+        return spec
+    vifs = instance.network_info if network_info is None else network_info
+    files = drive_files(conf, instance, vifs)
+    return replace(spec, config_drive=True, config_drive_files=files)

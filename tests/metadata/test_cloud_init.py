@@ -167,3 +167,18 @@ def test_no_drive_unless_asked(md: MetadataCloud) -> None:
     server = md.cloud.api.get(f"/v2.1/servers/{sid}", version="2.37").json()["server"]
     assert server["config_drive"] == ""
     assert not (md.instances_path / sid).exists()
+
+
+def test_rebuild_regenerates_the_drive(md: MetadataCloud) -> None:
+    from tests.functional.conftest import IMAGE
+
+    sid = md.boot(config_drive=True)
+    drive = md.instances_path / sid / "disk.config"
+    first = json.loads(read_iso(drive.read_bytes())["openstack/latest/meta_data.json"])
+    resp = md.cloud.api.post(f"/v2.1/servers/{sid}/action",
+                             {"rebuild": {"imageRef": IMAGE, "name": "after"}})  # fmt: skip
+    assert resp.status_code == 202, resp.text
+    assert md.cloud.wait(sid)["status"] == "ACTIVE"
+    second = json.loads(read_iso(drive.read_bytes())["openstack/latest/meta_data.json"])
+    assert (first["name"], second["name"]) == ("guest-1", "after")
+    assert first["random_seed"] != second["random_seed"]

@@ -13,7 +13,6 @@ deleted meanwhile (not found, or task state ``deleting``) the build just cleans 
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -93,11 +92,10 @@ def _build(host: ComputeHost, args: BuildAndRunInstance) -> None:
     )
     instance = _step(host, uuid, TaskState.SPAWNING, TaskState.BLOCK_DEVICE_MAPPING.value)
     spec = guest.instance_spec(host.conf, instance, network_info)
-    if config_drive.required(host.conf, instance):
-        if not instance.config_drive:  # forced: the server shows it has one (as Nova records it)
-            host.records.update(uuid, InstanceUpdate(config_drive="True"))
-        files = config_drive.drive_files(host.conf, instance, network_info)
-        spec = dataclasses.replace(spec, config_drive=True, config_drive_files=files)
+    if config_drive.required(host.conf, instance) and not instance.config_drive:
+        # forced (option or image): the server shows it has one, as Nova records it
+        host.records.update(uuid, InstanceUpdate(config_drive="True"))
+    spec = config_drive.attach(host.conf, instance, spec, network_info)
     host.driver.spawn(spec, admin_password=args.admin_password)
     state = host.driver.get_info(spec.ref, use_cache=False).state
     host.records.apply(
