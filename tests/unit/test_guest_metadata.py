@@ -147,3 +147,22 @@ def test_config_drive_required_as_nova_decides() -> None:
                          system_metadata={"image_img_config_drive": "mandatory"})  # fmt: skip
     assert required(conf, mandatory)
     assert required(make_config(overrides={"force_config_drive": True}), plain)
+
+
+def test_tagged_ports_are_devices() -> None:
+    tagged = {"id": "a", "address": "fa:16:3e:00:00:0a", "tag": "mgmt", "details": {"vlan": "42"}}
+    plain = {"id": "b", "address": "fa:16:3e:00:00:0b"}
+    trusted = {"id": "c", "address": "fa:16:3e:00:00:0c", "profile": {"trusted": "true"}}
+    tree = MetadataTree(GuestRecord(uuid="u", project_id="p", name="n", hostname="h",
+                                    network_info=(tagged, plain, trusted)), random_bytes=bytes)  # fmt: skip
+    assert tree.meta_data("2016-06-30")["devices"] == [
+        {"type": "nic", "mac": "fa:16:3e:00:00:0a", "bus": "none", "address": "none", "tags": ["mgmt"]},
+        {"type": "nic", "mac": "fa:16:3e:00:00:0c", "bus": "none", "address": "none"},
+    ]  # fmt: skip
+    latest = tree.meta_data("latest")["devices"]
+    assert (latest[0]["vlan"], latest[0]["vf_trusted"], latest[1]["vf_trusted"]) == (
+        42,
+        False,
+        True,
+    )
+    assert tree.meta_data("2012-08-10").get("devices") is None

@@ -127,3 +127,35 @@ def all_fixed_ips(network_info: Iterable[Vif]) -> set[str]:
     """Every fixed address (both versions): what the metadata service matches a requester by."""
     return {ip["address"] for vif in network_info for subnet in _subnets(vif)
             for ip in subnet.get("ips") or ()}  # fmt: skip
+
+
+def _trusted(vif: Vif) -> bool:
+    return str((vif.get("profile") or {}).get("trusted", "false")).lower() in (
+        "true",
+        "1",
+        "yes",
+        "on",
+    )
+
+
+def tagged_nics(
+    network_info: Iterable[Vif], with_vlan: bool, with_trust: bool
+) -> list[dict[str, Any]]:
+    """meta_data.json ``devices`` entries of the ports Nova exposes (a device tag, a VLAN or a
+    trusted VF); the guest's bus address is not known here, so ``bus`` and ``address`` are
+    ``none``, as Nova writes them for a device without a bus."""
+    devices = []
+    for vif in network_info:
+        vlan = (vif.get("details") or {}).get("vlan")
+        if not (vif.get("tag") or vlan or _trusted(vif)):
+            continue
+        device: dict[str, Any] = {}
+        if with_vlan and vlan:
+            device["vlan"] = int(vlan)
+        if with_trust:
+            device["vf_trusted"] = _trusted(vif)
+        device.update({"type": "nic", "mac": vif.get("address"), "bus": "none", "address": "none"})
+        if vif.get("tag"):
+            device["tags"] = [vif["tag"]]
+        devices.append(device)
+    return devices

@@ -21,7 +21,9 @@ from openkeel.domain.guest_metadata.versions import (
     LIBERTY,
     NEWTON_ONE,
     NEWTON_TWO,
+    OCATA,
     OPENSTACK_VERSIONS,
+    ROCKY,
     VICTORIA,
     UnknownVersion,
     at_least,
@@ -97,7 +99,11 @@ class MetadataTree:
         if at_least(LIBERTY, version, OPENSTACK_VERSIONS):
             data["project_id"] = r.project_id
         if at_least(NEWTON_ONE, version, OPENSTACK_VERSIONS):
-            data["devices"] = []
+            data["devices"] = network.tagged_nics(
+                r.network_info,
+                with_vlan=at_least(OCATA, version, OPENSTACK_VERSIONS),
+                with_trust=at_least(ROCKY, version, OPENSTACK_VERSIONS),
+            )
         if at_least(VICTORIA, version, OPENSTACK_VERSIONS):
             data["dedicated_cpus"] = sorted(r.dedicated_cpus)
         return data
