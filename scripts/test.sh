@@ -11,6 +11,8 @@ fi
 . .venv/bin/activate
 python -m pip install -q --upgrade pip
 python -m pip install -q -e '.[test,oracle]'
+# cloud-init's datasource code for tests/metadata (Debian's package; not on PyPI): decision 0058
+bash scripts/install-cloud-init.sh || [ -z "${CI:-}" ] || { echo "cloud-init could not be installed"; exit 1; }
 echo "== ruff"; ruff check openkeel tests benchmarks; ruff format --check openkeel tests benchmarks
 echo "== mypy --strict"; mypy
 echo "== import contracts"; lint-imports --no-cache

@@ -23,11 +23,19 @@ T = TypeVar("T")
 class ApiClient:
     """``client.get("/v2.1/flavors", version="2.55", token="demo:demo")`` and friends."""
 
-    def __init__(self, app: Any, base_url: str = "http://openkeel.test") -> None:
+    def __init__(
+        self,
+        app: Any,
+        base_url: str = "http://openkeel.test",
+        client: tuple[str, int] = ("127.0.0.1", 123),
+    ) -> None:
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
         self._thread.start()
-        self._client = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=base_url)
+        # ``client``: the peer address the app sees (the metadata service identifies by it).
+        self._client = httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app, client=client), base_url=base_url
+        )
         self._lifespan = _Lifespan(app)
         self._run(self._lifespan.start())
         # The app starts worker threads on demand, and a module fixture's client serves many

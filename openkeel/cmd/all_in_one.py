@@ -156,7 +156,9 @@ def run(
                 conf=conf, api_db=api_db, cell_dbs=cell_dbs, images=_images(conf, api_db, root),
                 placement=placement.client(), **api_clients(roles.transport),
             )  # fmt: skip
-            server = api_server(services, host, sock.getsockname()[1], image_api=True)
+            server = api_server(
+                services, host, sock.getsockname()[1], image_api=True, metadata_api=True
+            )
             _write_clouds_yaml(conf, root, url, password)
         _announce(conf, root, f"{url}/v2.1", roles, password)
         server.run(sockets=[sock])
@@ -250,6 +252,9 @@ def _announce(
             f"  identity:       {url.removesuffix('/v2.1')}/identity"
             f"  (user admin, project admin, password {password})"
         )
+    lines.append(
+        f"  metadata:       {url.removesuffix('/v2.1')}/metadata  (guests' metadata service)"
+    )
     if clouds.exists() and conf.api.auth_strategy != "keystone":
         lines.append(
             f"  clouds.yaml:    {clouds}  (export OS_CLIENT_CONFIG_FILE={clouds};"

@@ -23,6 +23,7 @@ from openkeel.api.usecases.external_events import create_events
 from openkeel.clients.image import Caller
 from openkeel.cmd import identity as embedded
 from openkeel.cmd import logs, preflight
+from openkeel.cmd.metadata import with_metadata_api
 from openkeel.conf.glance import locates_glance
 from openkeel.db.network_store import NetworkStore
 from openkeel.image_api.app import Identify, build_image_app
@@ -107,11 +108,14 @@ def with_network_api(app: Any, compute: ComputeApiApp, services: ApiServices) ->
     return build_network_app(app, service, identify)
 
 
-def api_app(services: ApiServices, url: str, image_api: bool = False) -> Any:
+def api_app(
+    services: ApiServices, url: str, image_api: bool = False, metadata_api: bool = False
+) -> Any:
     """The ASGI app of an API process reached at ``url``.
 
     With ``image_api`` (the all-in-one) the embedded image API is served under ``/image`` unless
-    Glance is configured. ``[api] auth_strategy = embedded`` serves the identity service under
+    Glance is configured; with ``metadata_api`` the metadata service is under ``/metadata``
+    (decision 0058). ``[api] auth_strategy = embedded`` serves the identity service under
     ``/identity`` and validates tokens with it; noauth2 serves identity version discovery (see
     identity_discovery).
     """
@@ -131,15 +135,17 @@ def api_app(services: ApiServices, url: str, image_api: bool = False) -> Any:
         app = embedded.with_identity_api(app, identity)
     if conf.api.auth_strategy == "noauth2":
         app = WithIdentityDiscovery(app)
+    if metadata_api:
+        app = with_metadata_api(app, conf, services.api_db, services.cell_dbs)
     return app
 
 
 def api_server(
-    services: ApiServices, host: str, port: int, image_api: bool = False
+    services: ApiServices, host: str, port: int, image_api: bool = False, metadata_api: bool = False
 ) -> uvicorn.Server:
     """The API as a uvicorn server (uvloop + httptools), built before anything is announced
     (see :func:`api_app`)."""
-    app = api_app(services, f"http://{host}:{port}", image_api)
+    app = api_app(services, f"http://{host}:{port}", image_api, metadata_api)
     config = uvicorn.Config(
         app,
         host=host,
@@ -172,15 +178,12 @@ def run(config_files: Sequence[str]) -> int:
     """
     from openkeel.api.usecases.images import glance_client
     from openkeel.cmd.roles import api_clients
-    from openkeel.cmd.standalone import cell_engines, placement_client
+    from openkeel.cmd.standalone import databases, placement_client
     from openkeel.rpc.transport import get_transport
 
     conf = preflight.load_config(config_files)
     logs.setup(conf, "openkeel-api")
-    if not conf.api_database.connection:
-        raise preflight.StartupError("[api_database] connection is required")
-    api_db = preflight.connected_engine(conf.api_database.connection, "[api_database] connection")
-    cell_dbs = cell_engines(api_db)
+    api_db, cell_dbs = databases(conf)
     host, port = conf.osapi_compute_listen, conf.osapi_compute_listen_port
     with preflight.listen(host, port) as sock, contextlib.ExitStack() as stack:
         with preflight.starting("start-up"):

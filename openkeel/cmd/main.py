@@ -1,4 +1,4 @@
-"""The ``openkeel`` command: dispatches to ``all-in-one``, ``api`` and ``manage``."""
+"""The ``openkeel`` command: dispatches to ``all-in-one``, the roles and ``manage``."""
 
 from __future__ import annotations
 
@@ -33,6 +33,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     api = sub.add_parser("api", help="run the compute API role from configuration files")
     api.add_argument("--config-file", action="append", default=[], required=True)
+    meta = sub.add_parser("metadata", help="run the metadata API role (guests' metadata)")
+    meta.add_argument("--config-file", action="append", default=[], required=True)
     sub.add_parser("manage", help="database and cell administration (nova-manage)")
     for role in ("conductor", "scheduler", "compute"):
         one = sub.add_parser(role, help=f"run the {role} role from configuration files")
@@ -60,6 +62,10 @@ def _run(ns: argparse.Namespace) -> int:
         from openkeel.cmd import standalone
 
         return standalone.run(ns.command, ns.config_file)
+    if ns.command == "metadata":
+        from openkeel.cmd import metadata
+
+        return metadata.run(ns.config_file)
     from openkeel.cmd import api as api_cmd
 
     return api_cmd.run(ns.config_file)

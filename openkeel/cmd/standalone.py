@@ -58,13 +58,19 @@ def cell_engines(api_db: sa.Engine) -> dict[str, sa.Engine]:
     }
 
 
-def start(role: str, conf: cfg.ConfigOpts) -> RoleSet:
-    """Start ``role`` with everything it needs from ``conf`` (checked first: databases,
-    Placement settings, the kubeconfig of a KubeVirt compute)."""
+def databases(conf: cfg.ConfigOpts) -> tuple[sa.Engine, dict[str, sa.Engine]]:
+    """The API database of ``[api_database] connection`` (required) and every mapped cell's,
+    each checked to answer (a ``StartupError`` otherwise)."""
     if not conf.api_database.connection:
         raise StartupError("[api_database] connection is required")
     api_db = preflight.connected_engine(conf.api_database.connection, "[api_database] connection")
-    cell_dbs = cell_engines(api_db)
+    return api_db, cell_engines(api_db)
+
+
+def start(role: str, conf: cfg.ConfigOpts) -> RoleSet:
+    """Start ``role`` with everything it needs from ``conf`` (checked first: databases,
+    Placement settings, the kubeconfig of a KubeVirt compute)."""
+    api_db, cell_dbs = databases(conf)
     if role == "compute" and conf.compute_driver == KUBEVIRT:
         preflight.check_kubeconfig(
             conf.kubevirt.kubeconfig, context=conf.kubevirt.kubeconfig_context

@@ -7,6 +7,7 @@ delays outside it). Delays go through an injectable ``sleep`` so tests never rea
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -15,9 +16,11 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 
 from openkeel.domain.states import PowerState, TaskState
 from openkeel.virt import errors
+from openkeel.virt.config_drive import iso_image
 from openkeel.virt.driver import ComputeDriver, ProgressCallback, TaskStateCallback
 from openkeel.virt.fake_config import FakeDriverConfig, InjectedFailure
 from openkeel.virt.model import (
@@ -264,8 +267,24 @@ class FakeDriver(ComputeDriver):
             if existing is None:
                 self._guests[instance.uuid] = _Guest(instance, PowerState.SHUTDOWN,
                                                      ports={v.port_id: v for v in instance.network})  # fmt: skip
+        if instance.config_drive and instance.config_drive_files:
+            self._write_config_drive(instance)
         if power_on:
             self._transition(instance.uuid, "spawn", {PowerState.SHUTDOWN}, state)
+
+    def config_drive_path(self, uuid: str) -> Path | None:
+        """Where the guest's config drive image is (None: the driver keeps no files)."""
+        root = self.config.instances_path
+        return None if root is None else Path(root) / uuid / "disk.config"
+
+    def _write_config_drive(self, instance: InstanceSpec) -> None:
+        """The config drive as an ISO 9660 image in the guest's directory, as Nova's libvirt
+        driver keeps ``disk.config``."""
+        path = self.config_drive_path(instance.uuid)
+        if path is None:
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(iso_image(instance.config_drive_files))
 
     def destroy(
         self,
@@ -277,6 +296,11 @@ class FakeDriver(ComputeDriver):
         self._enter("destroy", instance.uuid)
         with self._lock:
             guest = self._guests.pop(instance.uuid, None)
+        drive = self.config_drive_path(instance.uuid)
+        if destroy_disks and drive is not None and drive.exists():
+            drive.unlink()
+            with contextlib.suppress(OSError):
+                drive.parent.rmdir()
         if guest is not None and guest.state != PowerState.SHUTDOWN:
             self._emit(instance.uuid, _T.STOPPED)
 

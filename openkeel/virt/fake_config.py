@@ -36,3 +36,6 @@ class FakeDriverConfig:
     console_host: str = "127.0.0.1"
     vnc_port: int = 5900
     serial_port: int = 10000
+    # Where guests' files go (``<instances_path>/<uuid>/disk.config``: the config drive's
+    # ISO image); None keeps nothing on disk.
+    instances_path: str | None = None

@@ -7,6 +7,7 @@ that names concrete drivers.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from pathlib import Path
 
 from oslo_config import cfg
 
@@ -30,7 +31,8 @@ def load_driver(conf: cfg.ConfigOpts, nodename: str | None = None) -> ComputeDri
     from openkeel.virt.fake import FakeDriver
     from openkeel.virt.fake_config import FakeDriverConfig
 
-    return FakeDriver(FakeDriverConfig(nodes=(nodename or conf.host,)))
+    instances = conf.instances_path or str(Path(conf.state_path) / "instances")
+    return FakeDriver(FakeDriverConfig(nodes=(nodename or conf.host,), instances_path=instances))
 
 
 def compute_hosts(conf: cfg.ConfigOpts, count: int = 1) -> list[str]:

@@ -103,6 +103,9 @@ class InstanceSpec:
     config_drive: bool = False
     display_name: str = ""
     availability_zone: str | None = None
+    # The config drive's files (path, content), when the compute role made them at build
+    # (decision 0058); not part of the guest's identity (random_seed differs on every build).
+    config_drive_files: tuple[tuple[str, bytes], ...] = field(default=(), compare=False)
 
     @property
     def uuid(self) -> str:

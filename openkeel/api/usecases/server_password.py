@@ -2,29 +2,20 @@
 service (kept in system metadata as up to four 255-character chunks ``password_0`` to
 ``password_3``, as Nova keeps it), and clearing it.
 
-Called by the /servers/{server_id}/os-server-password handlers. Nothing sets a password yet (the
-metadata service's POST does that, later), so a server's password is empty until then.
+Called by the /servers/{server_id}/os-server-password handlers; the metadata service's POST
+(openkeel.metadata) sets it.
 """
 
 from __future__ import annotations
-
-from collections.abc import Mapping
 
 from openkeel.api.context import RequestContext
 from openkeel.api.services import ApiServices
 from openkeel.api.usecases.servers.lookup import FoundServer, find_allowed
 from openkeel.db.repositories import instances
+from openkeel.domain.guest_metadata.password import KEYS, joined
 from openkeel.domain.instances import InstanceUpdate
 
 POLICY = "os_compute_api:os-server-password:%s"
-CHUNKS = 4
-CHUNK_LENGTH = 255
-KEYS = tuple(f"password_{n}" for n in range(CHUNKS))
-
-
-def joined(system_metadata: Mapping[str, str]) -> str:
-    """The password the chunks hold ("" when none was set)."""
-    return "".join(system_metadata.get(key) or "" for key in KEYS)
 
 
 class ServerPasswordService:

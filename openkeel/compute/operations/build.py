@@ -3,7 +3,8 @@
 Flow (Nova's _do_build_and_run_instance): per-instance lock; action event
 ``compute__do_build_and_run_instance``; vm_state building with expected task state
 (scheduling, None); task states networking → block_device_mapping → spawning, each a
-compare-and-swap on the previous one; driver.spawn; ACTIVE/RUNNING/launched_at. On a failure
+compare-and-swap on the previous one; driver.spawn (with the config drive's files when the
+server has one or ``force_config_drive``: compute/config_drive.py); ACTIVE/RUNNING/launched_at. On a failure
 the guest and the networks are cleaned up, then the instance is rescheduled through conductor
 ``build_instances`` (when the request has retry information) after freeing this host's
 allocation, else set to ERROR with a fault and its allocations deleted. If the instance was
@@ -16,7 +17,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from openkeel.compute import guest
+from openkeel.compute import config_drive, guest
 from openkeel.compute.host import ComputeHost
 from openkeel.compute.operations.outcome import GONE, free_allocations, set_error
 from openkeel.domain.errors import ComputeError
@@ -91,6 +92,10 @@ def _build(host: ComputeHost, args: BuildAndRunInstance) -> None:
     )
     instance = _step(host, uuid, TaskState.SPAWNING, TaskState.BLOCK_DEVICE_MAPPING.value)
     spec = guest.instance_spec(host.conf, instance, network_info)
+    if config_drive.required(host.conf, instance) and not instance.config_drive:
+        # forced (option or image): the server shows it has one, as Nova records it
+        host.records.update(uuid, InstanceUpdate(config_drive="True"))
+    spec = config_drive.attach(host.conf, instance, spec, network_info)
     host.driver.spawn(spec, admin_password=args.admin_password)
     state = host.driver.get_info(spec.ref, use_cache=False).state
     host.records.apply(

@@ -13,7 +13,7 @@ evacuation's migration ``failed``), as Nova.
 
 from __future__ import annotations
 
-from openkeel.compute import guest
+from openkeel.compute import config_drive, guest
 from openkeel.compute.host import ComputeHost
 from openkeel.compute.operations.outcome import set_error
 from openkeel.compute.operations.power import _run
@@ -47,7 +47,7 @@ def rebuild(host: ComputeHost, context: CallContext, msg: RebuildInstance) -> No
              expected_task_state=TaskState.REBUILDING.value)  # fmt: skip
         instance = step(uuid, InstanceUpdate(task_state=TaskState.REBUILD_SPAWNING.value),
                         expected_task_state=TaskState.REBUILD_BLOCK_DEVICE_MAPPING.value)  # fmt: skip
-        spec = guest.instance_spec(host.conf, instance)
+        spec = config_drive.attach(host.conf, instance, guest.instance_spec(host.conf, instance))
         # An evacuation onto shared storage (one KubeVirt cluster) takes the guest over.
         if not (msg.recreate and host.driver.take_over(spec)):
             host.driver.spawn(spec, admin_password=msg.admin_password)

@@ -21,7 +21,7 @@ import dataclasses
 import datetime
 import logging
 
-from openkeel.compute import guest
+from openkeel.compute import config_drive, guest
 from openkeel.compute.host import ComputeHost
 from openkeel.compute.operations.outcome import (
     forget_shelved_image,
@@ -134,7 +134,7 @@ def unshelve(host: ComputeHost, context: CallContext, msg: UnshelveInstance) -> 
         if msg.image_id and spec.image is not None:
             # spawn from the shelved image; the server keeps its original image_ref (Nova)
             spec = dataclasses.replace(spec, image=ImageSpec(image_id=msg.image_id))
-        host.driver.spawn(spec)
+        host.driver.spawn(config_drive.attach(host.conf, instance, spec))
         sysmeta = forget_shelved_image(host, context, dict(instance.system_metadata))
         step(
             uuid,

@@ -389,6 +389,22 @@ def test_diagnostics_of_a_running_guest(driver: ComputeDriver, running: Instance
     assert len(diag.disk_details) == diag.num_disks >= 1
 
 
+def test_spawn_with_a_config_drive(driver: ComputeDriver) -> None:
+    """A guest spawned with the compute role's config drive files has a drive; the files are
+    not part of its definition (a retried spawn with a new random seed is the same guest)."""
+    files = (("openstack/latest/meta_data.json", b'{"uuid": "x", "random_seed": "a"}'),
+             ("openstack/latest/network_data.json", b'{"links": [], "networks": [], "services": []}'))  # fmt: skip
+    spec = replace(make_spec(), config_drive=True, config_drive_files=files)
+    driver.spawn(spec)
+    assert state(driver, spec) == PowerState.RUNNING
+    driver.spawn(replace(spec, config_drive_files=files[:1]))  # the retry is idempotent
+    if "get_instance_diagnostics" not in driver.unsupported:
+        assert driver.get_instance_diagnostics(spec.ref).config_drive is True
+    driver.destroy(spec.ref)
+    with pytest.raises(errors.InstanceNotFound):
+        driver.get_info(spec.ref)
+
+
 def test_diagnostics_of_a_stopped_guest(driver: ComputeDriver, running: InstanceSpec) -> None:
     needs(driver, "get_instance_diagnostics", "power_off")
     driver.power_off(running.ref)

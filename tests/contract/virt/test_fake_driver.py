@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
 from openkeel.domain.states import PowerState
 from openkeel.virt import errors
+from openkeel.virt.config_drive import read_iso, volume_label
 from openkeel.virt.fake import FakeDriver, FakeDriverConfig, InjectedFailure
 from openkeel.virt.model import InventoryPolicy, LifecycleEvent, LifecycleTransition
 from tests.contract.virt.test_driver_contract import make_spec
@@ -89,3 +92,19 @@ def test_unsupported_message() -> None:
     with pytest.raises(errors.NotSupported) as info:
         driver.suspend(make_spec().ref)
     assert info.value.message == "suspend is not supported by the fake driver"
+
+
+def test_config_drive_image_in_the_instances_directory(tmp_path: Path) -> None:
+    driver = FakeDriver(FakeDriverConfig(instances_path=str(tmp_path)), sleep=lambda _s: None)
+    files = (("openstack/latest/meta_data.json", b'{"uuid": "u"}'), ("ec2/latest/user-data", b"hi"))
+    spec = replace(make_spec(), config_drive=True, config_drive_files=files)
+    driver.spawn(spec)
+    image = (tmp_path / spec.uuid / "disk.config").read_bytes()
+    assert volume_label(image) == "config-2" and read_iso(image) == dict(files)
+    plain = make_spec()
+    driver.spawn(plain)
+    assert driver.config_drive_path(plain.uuid) is not None
+    assert not (tmp_path / plain.uuid).exists()
+    driver.destroy(spec.ref)
+    assert not (tmp_path / spec.uuid).exists()
+    assert FakeDriver(sleep=lambda _s: None).config_drive_path(spec.uuid) is None

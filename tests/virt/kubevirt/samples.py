@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from openkeel.domain.guest_metadata.record import GuestRecord
+from openkeel.domain.guest_metadata.tree import MetadataTree
 from openkeel.virt.kubevirt.manifests.inputs import GuestExtras, KeyPair, Route, Subnet
 from openkeel.virt.kubevirt.manifests.settings import KubevirtSettings
 from openkeel.virt.model import (
@@ -102,3 +104,20 @@ BOOT_FROM_VOLUME = (
     ),
     BlockDevice("blank", "volume", None, size_gb=50, delete_on_termination=True, tag="data"),
 )
+
+
+def drive_files() -> tuple[tuple[str, bytes], ...]:
+    """Config drive files as the compute role builds them (no randomness: a fixed seed) for
+    the base server on one port of NET_A."""
+    vif = {
+        "id": port(1).port_id, "address": port(1).mac_address, "type": "ovs",
+        "devname": f"tap{port(1).port_id[:11]}",
+        "network": {"id": NET_A, "meta": {"mtu": 1450}, "subnets": [{
+            "cidr": "10.0.0.0/24", "version": 4, "meta": {},
+            "gateway": {"address": "10.0.0.1"}, "dns": [{"address": "10.0.0.2"}], "routes": [],
+            "ips": [{"address": "10.0.0.11", "type": "fixed", "version": 4}]}]},
+    }  # fmt: skip
+    record = GuestRecord(uuid=SERVER_UUID, project_id=PROJECT_ID, name="Web server #1",
+                         hostname="web-1.novalocal", user_data=USER_DATA, network_info=(vif,))  # fmt: skip
+    tree = MetadataTree(record, random_bytes=lambda n: bytes(n))
+    return tuple(tree.config_drive_files())

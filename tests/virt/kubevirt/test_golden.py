@@ -94,6 +94,10 @@ CASES: dict[str, Any] = {
     "config_drive_two_nics": lambda: vm.build_server(
         server(config_drive=True, network=(port(1), port(2, NET_B))), SETTINGS, EXTRAS
     ),
+    # The compute role built the drive's files: network_data.json is the metadata service's.
+    "config_drive_from_metadata": lambda: vm.build_server(
+        server(config_drive=True, config_drive_files=samples.drive_files()), SETTINGS, EXTRAS
+    ),
     "nocloud_two_nics": lambda: vm.build_server(
         server(network=(port(1), port(2, NET_B))), SETTINGS, EXTRAS
     ),

@@ -3,7 +3,8 @@
 Called by ``vm.build_server``. Config drive (``config_drive=true`` or image
 ``img_config_drive=mandatory``) uses KubeVirt's ``cloudInitConfigDrive``, which writes the
 OpenStack layout (``openstack/latest/meta_data.json`` with ``uuid`` = firmware UUID,
-``user_data``, ``network_data.json``); otherwise ``cloudInitNoCloud`` with netplan v2. The key
+``user_data``, ``network_data.json``: the compute role's, the metadata service's document,
+when it built the drive's files); otherwise ``cloudInitNoCloud`` with netplan v2. The key
 pair reaches ``public_keys`` through ``accessCredentials``. Nova's full meta_data.json and
 vendor data are kept in the Secret too (keys KubeVirt ignores) for a metadata proxy.
 """
@@ -23,6 +24,7 @@ from openkeel.virt.kubevirt.manifests.settings import JsonObj
 from openkeel.virt.model import InstanceSpec
 
 VOLUME_NAME = "cloudinitdisk"
+DRIVE_NETWORK_DATA = "openstack/latest/network_data.json"
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,10 @@ def _network_text(
     spec: InstanceSpec, extras: GuestExtras, config_drive: bool, dhcp_ports: frozenset[str]
 ) -> str | None:
     subnets = dict(extras.subnets)
+    built = dict(spec.config_drive_files).get(DRIVE_NETWORK_DATA)
+    if config_drive and built is not None:
+        # The compute role's config drive files: the metadata service's network_data.json.
+        return built.decode() if json.loads(built).get("links") else None
     if config_drive:
         document = networks.network_data(spec.network, subnets, dhcp_ports)
         return json.dumps(document, sort_keys=True) if document["links"] else None
