@@ -19,7 +19,7 @@ from oslo_config import cfg
 
 from openkeel.clients.image import ImageService, glance_from_conf
 from openkeel.clients.placement import PlacementClient
-from openkeel.compute import evacuated, periodic_tasks, reconcile, usage_audit
+from openkeel.compute import evacuated, periodic_tasks, polls, reconcile, usage_audit
 from openkeel.compute.endpoint import ComputeEndpoint
 from openkeel.compute.host import ComputeHost
 from openkeel.compute.lifecycle import LifecycleHandler
@@ -198,6 +198,9 @@ class ComputeService:
         add("reclaim_queued_deletes", lambda: periodic_tasks.reclaim_queued_deletes(host), 0)
         add("instance_usage_audit", lambda: usage_audit.instance_usage_audit(host), 0)
         add("poll_rescued_instances", lambda: rescue.poll_rescued_instances(host), 0)
+        add("poll_unconfirmed_resizes", lambda: polls.poll_unconfirmed_resizes(host), 0)
+        heal = conf.heal_instance_info_cache_interval
+        add("heal_instance_info_cache", polls.InfoCacheHealer(host), heal if heal > 0 else -1)
         add(
             "poll_shelved_instances",
             lambda: shelve.offload_shelved_instances(host),

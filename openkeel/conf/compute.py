@@ -36,6 +36,12 @@ DEFAULT_OPTS = [
     cfg.IntOpt("reserved_host_disk_mb", default=0, min=0, help="Disk kept for the host."),
     cfg.IntOpt("reserved_host_cpus", default=0, min=0, help="VCPUs kept for the host."),
     cfg.IntOpt(
+        "heal_instance_info_cache_interval",
+        default=-1,
+        help="Seconds between refreshes of one server's network info cache from the network "
+        "service, round robin over the host's servers (0 or less: disabled).",
+    ),
+    cfg.IntOpt(
         "sync_power_state_interval",
         default=600,
         help="Seconds between power state syncs (negative: disabled).",

@@ -245,3 +245,28 @@ def test_destination_killed_after_the_guest_moved_frees_the_source_claim(cloud: 
     assert [m["status"] for m in migrations["migrations"]] == ["error"]
     assert cloud.usage() == SMALL  # the instance's claim on the destination, nothing else
     gate.release()
+
+
+def test_resize_left_unconfirmed_is_confirmed_after_the_window(cloud: Cloud) -> None:
+    """resize_confirm_window: the destination host's periodic task confirms a resize older
+    than the window as the API would (a confirmResize action), not one inside it."""
+    from openkeel.compute import polls
+    from openkeel.runtime.clock import FakeClock
+
+    server_id, _source = _booted(cloud)
+    _action(cloud, server_id, {"resize": {"flavorRef": "2"}})
+    server = cloud.wait(server_id)
+    assert server["status"] == "VERIFY_RESIZE", server
+    dest = cloud.computes[server["OS-EXT-SRV-ATTR:host"]].host
+    assert polls.poll_unconfirmed_resizes(dest) == []  # resize_confirm_window 0: never
+    cloud.services.conf.set_override("resize_confirm_window", 600)
+    assert polls.poll_unconfirmed_resizes(dest) == []  # inside the window
+    later = FakeClock()
+    later.advance(601)
+    dest.clock = later
+    assert polls.poll_unconfirmed_resizes(dest) == [server_id]
+    server = _settled(cloud, server_id)
+    assert (server["status"], server["OS-EXT-STS:vm_state"]) == ("ACTIVE", "active")
+    assert cloud.usage() == SMALL
+    assert _actions(cloud, server_id) == ["confirmResize", "create", "resize"]
+    assert polls.poll_unconfirmed_resizes(dest) == []  # confirmed once
