@@ -15,8 +15,14 @@ import json
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.dialects import mysql
 
 from openkeel.clients.image import Image
+
+# Time stamps keep microseconds (MariaDB/MySQL: DATETIME(6)), so that images made within one
+# second still sort in the order they were made (a backup rotation, Glance's created_at
+# sort); the API shows whole seconds, as Glance does.
+Stamp = sa.DateTime().with_variant(mysql.DATETIME(fsp=6), "mysql", "mariadb")
 
 metadata = sa.MetaData()
 images_table = sa.Table(
@@ -34,8 +40,8 @@ images_table = sa.Table(
     sa.Column("container_format", sa.String(32)),
     sa.Column("disk_format", sa.String(32)),
     sa.Column("protected", sa.Boolean, nullable=False, default=False),
-    sa.Column("created_at", sa.DateTime, nullable=False),
-    sa.Column("updated_at", sa.DateTime, nullable=False),
+    sa.Column("created_at", Stamp, nullable=False),
+    sa.Column("updated_at", Stamp, nullable=False),
     sa.Column("properties", sa.Text, nullable=False, default="{}"),
     # Added with the image API (decision 0034); nullable so old tables take them as they are.
     sa.Column("tags", sa.Text),
@@ -50,14 +56,14 @@ members_table = sa.Table(
     sa.Column("image_id", sa.String(36), primary_key=True),
     sa.Column("member_id", sa.String(255), primary_key=True),
     sa.Column("status", sa.String(20), nullable=False),
-    sa.Column("created_at", sa.DateTime, nullable=False),
-    sa.Column("updated_at", sa.DateTime, nullable=False),
+    sa.Column("created_at", Stamp, nullable=False),
+    sa.Column("updated_at", Stamp, nullable=False),
 )
 
 
 def now() -> datetime.datetime:
-    """The time stamps the tables hold: naive UTC, whole seconds (as Glance shows them)."""
-    return datetime.datetime.now(datetime.UTC).replace(tzinfo=None, microsecond=0)
+    """The time stamps the tables hold: naive UTC (views show whole seconds, as Glance)."""
+    return datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
 
 
 def install_tables(engine: sa.Engine) -> bool:
