@@ -23,8 +23,6 @@ ROUTES: tuple[tuple[str, str, str, str], ...] = (
     ("POST", "/os-baremetal-nodes", "2.1", "2.35"),
     ("GET", "/os-baremetal-nodes/{id}", "2.1", "2.35"),
     ("DELETE", "/os-baremetal-nodes/{id}", "2.1", "2.35"),
-    # console_auth_tokens
-    ("GET", "/os-console-auth-tokens/{id}", "2.1", "2.104"),
     # simple_tenant_usage
     # snapshots
     ("GET", "/os-snapshots", "2.1", "2.35"),
@@ -51,8 +49,6 @@ ROUTES: tuple[tuple[str, str, str, str], ...] = (
     ("GET", "/servers/{server_id}/os-volume_attachments/{id}", "2.1", "2.104"),
     ("PUT", "/servers/{server_id}/os-volume_attachments/{id}", "2.1", "2.104"),
     ("DELETE", "/servers/{server_id}/os-volume_attachments/{id}", "2.1", "2.104"),
-    # remote_consoles
-    ("POST", "/servers/{server_id}/remote-consoles", "2.6", "2.104"),
     # server_shares
     ("GET", "/servers/{server_id}/shares", "2.97", "2.104"),
     ("POST", "/servers/{server_id}/shares", "2.97", "2.104"),
@@ -60,9 +56,6 @@ ROUTES: tuple[tuple[str, str, str, str], ...] = (
     ("DELETE", "/servers/{server_id}/shares/{id}", "2.97", "2.104"),
 )
 ACTIONS: tuple[tuple[str, str, str, str], ...] = (
-    ("/servers/{id}/action", "os-getSerialConsole", "2.1", "2.5"),
-    ("/servers/{id}/action", "os-getSPICEConsole", "2.1", "2.5"),
-    ("/servers/{id}/action", "os-getVNCConsole", "2.1", "2.5"),
     ("/os-baremetal-nodes/{id}/action", "add_interface", "2.1", "2.35"),
     ("/os-baremetal-nodes/{id}/action", "remove_interface", "2.1", "2.35"),
     ("/os-volumes_boot/{id}/action", "confirmResize", "2.1", "2.102"),

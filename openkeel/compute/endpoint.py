@@ -22,6 +22,7 @@ from openkeel.compute.operations import (
     power,
     rebuild,
     rescue,
+    remote_console,
     resize_verify,
     shelve,
     snapshot,
@@ -176,6 +177,28 @@ class ComputeEndpoint:
 
     def get_console_output(self, context: CallContext, msg: m.GetConsoleOutput) -> str:
         return console.console_output(self._host, msg.instance_uuid, msg.tail_length)
+
+    def get_vnc_console(self, context: CallContext, msg: m.GetVncConsole) -> str:
+        return self._remote_console(msg)
+
+    def get_spice_console(self, context: CallContext, msg: m.GetSpiceConsole) -> str:
+        return self._remote_console(msg)
+
+    def get_serial_console(self, context: CallContext, msg: m.GetSerialConsole) -> str:
+        return self._remote_console(msg)
+
+    def get_mks_console(self, context: CallContext, msg: m.GetMksConsole) -> str:
+        return self._remote_console(msg)
+
+    def _remote_console(self, msg: m.GetRemoteConsole) -> str:
+        return remote_console.get_console(
+            self._host, msg.instance_uuid, msg.protocol, msg.console_type
+        )
+
+    def validate_console_port(self, context: CallContext, msg: m.ValidateConsolePort) -> bool:
+        return remote_console.validate_console_port(
+            self._host, msg.instance_uuid, int(msg.port), msg.console_type
+        )
 
     def get_diagnostics(self, context: CallContext, msg: m.GetDiagnostics) -> dict[str, Any]:
         return diagnostics.diagnostics(self._host, msg.instance_uuid)

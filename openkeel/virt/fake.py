@@ -11,6 +11,7 @@ import contextlib
 import hashlib
 import json
 import os
+import socket
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -19,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from openkeel.domain.states import PowerState, TaskState
-from openkeel.virt import errors
+from openkeel.virt import errors, fake_consoles
 from openkeel.virt.config_drive import iso_image
 from openkeel.virt.driver import ComputeDriver, ProgressCallback, TaskStateCallback
 from openkeel.virt.fake_config import FakeDriverConfig, InjectedFailure
@@ -118,6 +119,7 @@ class FakeDriver(ComputeDriver):
         self._host_started_at = clock()
         self.host_enabled = True
         self.host_powered_off = False
+        self.consoles = fake_consoles.GuestConsoles()
 
     # --- simulation machinery ----------------------------------------------------------------
 
@@ -180,6 +182,9 @@ class FakeDriver(ComputeDriver):
         self.host = host
         # The simulated hypervisor boots with its host: its uptime counts from here.
         self._host_started_at = self._clock()
+
+    def cleanup_host(self, host: str) -> None:
+        self.consoles.close()
 
     def get_host_uptime(self) -> str:
         self._enter("get_host_uptime")
@@ -301,6 +306,7 @@ class FakeDriver(ComputeDriver):
             drive.unlink()
             with contextlib.suppress(OSError):
                 drive.parent.rmdir()
+        self.consoles.close(instance.uuid)
         if guest is not None and guest.state != PowerState.SHUTDOWN:
             self._emit(instance.uuid, _T.STOPPED)
 
@@ -533,20 +539,36 @@ class FakeDriver(ComputeDriver):
     def get_console_output(self, instance: InstanceRef) -> str:
         self._enter("get_console_output", instance.uuid)
         with self._lock:
-            guest = self._guest(instance.uuid)
-            return "".join(f"{line}\n" for line in ["FAKE CONSOLE OUTPUT", *guest.log])
+            self._guest(instance.uuid)
+        return self._console_log(instance.uuid)
 
     def get_vnc_console(self, instance: InstanceRef) -> ConsoleInfo:
+        """A real RFB 3.8 server for the guest (openkeel.virt.fake_consoles)."""
         self._enter("get_vnc_console", instance.uuid)
         with self._lock:
-            self._guest(instance.uuid)
-        return ConsoleInfo(self.config.console_host, self.config.vnc_port)
+            title = self._guest(instance.uuid).spec.display_name or instance.name
+
+        def serve(conn: socket.socket) -> None:
+            fake_consoles.serve_rfb(conn, title)
+
+        return ConsoleInfo("127.0.0.1", self.consoles.port(instance.uuid, "vnc", serve))
 
     def get_serial_console(self, instance: InstanceRef) -> ConsoleInfo:
+        """A real TCP serial line for the guest: its console log, then an echo."""
         self._enter("get_serial_console", instance.uuid)
         with self._lock:
             self._guest(instance.uuid)
-        return ConsoleInfo(self.config.console_host, self.config.serial_port)
+
+        def serve(conn: socket.socket) -> None:
+            fake_consoles.serve_serial(conn, lambda: self._console_log(instance.uuid))
+
+        return ConsoleInfo("127.0.0.1", self.consoles.port(instance.uuid, "serial", serve))
+
+    def _console_log(self, uuid: str) -> str:
+        with self._lock:
+            guest = self._guests.get(uuid)
+            lines = [] if guest is None else guest.log
+            return "".join(f"{line}\n" for line in ["FAKE CONSOLE OUTPUT", *lines])
 
     def _guest_uptime(self, guest: _Guest) -> int | None:
         if guest.state != PowerState.RUNNING or guest.booted_at is None:

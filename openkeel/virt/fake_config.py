@@ -33,9 +33,6 @@ class FakeDriverConfig:
     fail_spawn_for: frozenset[str] = frozenset()
     unsupported: frozenset[str] = frozenset()
     live_migration_steps: int = 3
-    console_host: str = "127.0.0.1"
-    vnc_port: int = 5900
-    serial_port: int = 10000
     # Where guests' files go (``<instances_path>/<uuid>/disk.config``: the config drive's
     # ISO image); None keeps nothing on disk.
     instances_path: str | None = None

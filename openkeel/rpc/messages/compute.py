@@ -363,6 +363,50 @@ class GetConsoleOutput(InstanceMessage):
 
 
 @dataclass(frozen=True)
+class GetRemoteConsole(InstanceMessage):
+    """A console auth token for the guest's console; answers its access URL (API, call)."""
+
+    method: ClassVar[str] = ""
+    protocol: ClassVar[str] = ""
+
+    console_type: str | None = None
+
+
+@dataclass(frozen=True)
+class GetVncConsole(GetRemoteConsole):
+    method: ClassVar[str] = "get_vnc_console"
+    protocol: ClassVar[str] = "vnc"
+
+
+@dataclass(frozen=True)
+class GetSpiceConsole(GetRemoteConsole):
+    method: ClassVar[str] = "get_spice_console"
+    protocol: ClassVar[str] = "spice"
+
+
+@dataclass(frozen=True)
+class GetSerialConsole(GetRemoteConsole):
+    method: ClassVar[str] = "get_serial_console"
+    protocol: ClassVar[str] = "serial"
+
+
+@dataclass(frozen=True)
+class GetMksConsole(GetRemoteConsole):
+    method: ClassVar[str] = "get_mks_console"
+    protocol: ClassVar[str] = "mks"
+
+
+@dataclass(frozen=True)
+class ValidateConsolePort(InstanceMessage):
+    """Whether the guest's console still listens on ``port`` (console proxy, call)."""
+
+    method: ClassVar[str] = "validate_console_port"
+
+    port: str = ""
+    console_type: str = ""
+
+
+@dataclass(frozen=True)
 class GetDiagnostics(InstanceMessage):
     """The driver's own diagnostics of a running guest (API before 2.48, call)."""
 
@@ -509,7 +553,8 @@ MESSAGES = by_method(
     StopInstance, PauseInstance, UnpauseInstance, SuspendInstance, ResumeInstance,
     InjectNetworkInfo, RebootInstance, RebuildInstance, PrepResize, ResizeInstance, FinishResize, ConfirmResize,
     RevertResize, FinishRevertResize, LiveMigration, PostLiveMigrationAtDestination,
-    LiveMigrationAbort, LiveMigrationForceComplete, GetConsoleOutput, GetDiagnostics,
+    LiveMigrationAbort, LiveMigrationForceComplete, GetConsoleOutput, GetVncConsole,
+    GetSpiceConsole, GetSerialConsole, GetMksConsole, ValidateConsolePort, GetDiagnostics,
     GetInstanceDiagnostics, GetHostUptime, SetHostEnabled, HostPowerAction, HostMaintenanceMode,
     ExternalInstanceEvent, AttachInterface, DetachInterface, AddFixedIp, RemoveFixedIp, RescueInstance,
     UnrescueInstance, SetAdminPassword, TriggerCrashDump, SnapshotInstance, BackupInstance,

@@ -1,0 +1,1 @@
+"""``GET /os-console-auth-tokens/{id}``: the console a token opens (admin)."""
