@@ -22,6 +22,13 @@ from openkeel.clients.placement_embedded import EmbeddedPlacement
 from openkeel.cmd import identity, logs, preflight
 from openkeel.cmd.api import api_server, network_service
 from openkeel.cmd.bootstrap import bootstrap_embedded
+from openkeel.cmd.console_proxy import (
+    PROXIES,
+    RunningProxy,
+    bind_or_any,
+    proxy_app,
+    start_in_thread,
+)
 from openkeel.cmd.roles import (
     RoleSet,
     api_clients,
@@ -36,6 +43,7 @@ from openkeel.conf.glance import locates_glance
 from openkeel.db.cells import CELL0_UUID
 from openkeel.db.image_catalog import EmbeddedImageCatalog
 from openkeel.image_api.services import image_files
+from openkeel.rpc.clients.compute import ComputeRpcClient
 from openkeel.rpc.transport import get_transport
 from openkeel.virt.loading import KUBEVIRT, compute_hosts, load_driver
 
@@ -159,8 +167,11 @@ def run(
             server = api_server(
                 services, host, sock.getsockname()[1], image_api=True, metadata_api=True
             )
+            proxies = _start_console_proxies(conf, host, cell_dbs, roles)
+            for proxy in proxies:
+                stack.callback(proxy.stop)
             _write_clouds_yaml(conf, root, url, password)
-        _announce(conf, root, f"{url}/v2.1", roles, password)
+        _announce(conf, root, f"{url}/v2.1", roles, password, proxies)
         server.run(sockets=[sock])
     return 0
 
@@ -181,6 +192,26 @@ def _bootstrap(conf: cfg.ConfigOpts, root: Path, api_db: sa.Engine) -> str | Non
         owner = admin.default_project_id or owner
     _bootstrap_network(conf, api_db, owner)
     return password
+
+
+def _start_console_proxies(
+    conf: cfg.ConfigOpts, host: str, cell_dbs: dict[str, sa.Engine], roles: RoleSet
+) -> list[RunningProxy]:
+    """The noVNC and serial proxies on their ports (Nova's 6080 and 6083 unless configured;
+    a free one when busy); the console URLs name where they listen unless a config file sets
+    ``[vnc] novncproxy_base_url`` / ``[serial_console] base_url``."""
+    proxies = []
+    compute = ComputeRpcClient(roles.transport)
+    for kind, (group, _host_opt, port_opt) in PROXIES.items():
+        sock = bind_or_any(host, conf[group][port_opt])
+        bound = sock.getsockname()[1]
+        if kind == "novncproxy":
+            conf.set_default("novncproxy_base_url", f"http://{host}:{bound}/vnc_lite.html", "vnc")
+        else:
+            conf.set_default("base_url", f"ws://{host}:{bound}/", "serial_console")
+        app = proxy_app(conf, kind, cell_dbs, compute)
+        proxies.append(start_in_thread(app, kind, sock))
+    return proxies
 
 
 def _write_clouds_yaml(conf: cfg.ConfigOpts, root: Path, url: str, password: str | None) -> None:
@@ -223,6 +254,8 @@ def _defaults(root: Path) -> dict[str, object]:
         "api.auth_strategy": "embedded",
         # Several simulated hosts share one machine: a resize may stay on its host.
         "allow_resize_to_same_host": True,
+        # The simulated guests have a serial line, and the serial proxy runs here too.
+        "serial_console.enabled": True,
         "log_file": str(root / "openkeel.log"),
         "use_stderr": True,
     }
@@ -237,7 +270,8 @@ def _images(conf: cfg.ConfigOpts, api_db: sa.Engine, root: Path) -> ImageService
 
 
 def _announce(
-    conf: cfg.ConfigOpts, root: Path, url: str, roles: RoleSet, password: str | None
+    conf: cfg.ConfigOpts, root: Path, url: str, roles: RoleSet, password: str | None,
+    proxies: Sequence[RunningProxy] = (),
 ) -> None:
     clouds = root / "clouds.yaml"
     hosts = ", ".join(c.hostname for c in roles.computes)
@@ -264,4 +298,6 @@ def _announce(
         f"  roles:          conductor, scheduler, compute [{hosts}] ({driver} driver),"
         " embedded Placement"
     )
+    for proxy in proxies:
+        lines.append(f"  {proxy.kind + ':':<16}{proxy.url}")
     print("\n".join(lines), flush=True)

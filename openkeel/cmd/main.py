@@ -36,7 +36,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     meta = sub.add_parser("metadata", help="run the metadata API role (guests' metadata)")
     meta.add_argument("--config-file", action="append", default=[], required=True)
     sub.add_parser("manage", help="database and cell administration (nova-manage)")
-    for role in ("conductor", "scheduler", "compute"):
+    for role in ("conductor", "scheduler", "compute", "novncproxy", "serialproxy"):
         one = sub.add_parser(role, help=f"run the {role} role from configuration files")
         one.add_argument("--config-file", action="append", default=[], required=True)
     ns = parser.parse_args(args)
@@ -58,6 +58,10 @@ def _run(ns: argparse.Namespace) -> int:
         return all_in_one.run(
             ns.data_dir, ns.host, ns.port, ns.config_file, ns.kubeconfig, ns.hosts
         )
+    if ns.command in ("novncproxy", "serialproxy"):
+        from openkeel.cmd import console_proxy
+
+        return console_proxy.run(ns.command, ns.config_file)
     if ns.command in ("conductor", "scheduler", "compute"):
         from openkeel.cmd import standalone
 
