@@ -270,7 +270,11 @@ def _images(conf: cfg.ConfigOpts, api_db: sa.Engine, root: Path) -> ImageService
 
 
 def _announce(
-    conf: cfg.ConfigOpts, root: Path, url: str, roles: RoleSet, password: str | None,
+    conf: cfg.ConfigOpts,
+    root: Path,
+    url: str,
+    roles: RoleSet,
+    password: str | None,
     proxies: Sequence[RunningProxy] = (),
 ) -> None:
     clouds = root / "clouds.yaml"

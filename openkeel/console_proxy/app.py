@@ -31,7 +31,7 @@ SUBPROTOCOLS = ("binary", "base64")
 def request_token(scope: Scope, headers: dict[str, str]) -> str:
     """The token of a websocket request: ``?token=`` first, else the ``token`` cookie."""
     query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
-    token = (query.get("token") or [""])[-1]
+    token: str = (query.get("token") or [""])[-1]
     if token or "cookie" not in headers:
         return token
     for part in headers["cookie"].split(";"):
@@ -42,7 +42,7 @@ def request_token(scope: Scope, headers: dict[str, str]) -> str:
             LOG.warning("Found malformed cookie")
             continue
         if "token" in cookie:
-            token = cookie["token"].value
+            token = str(cookie["token"].value)
     return token
 
 

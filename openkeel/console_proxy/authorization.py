@@ -50,7 +50,9 @@ class ConsoleAuthorizer:
                 if found is None:
                     continue
                 try:
-                    host = instances.get(conn, found.target.instance_uuid, relations=frozenset()).host
+                    host = instances.get(
+                        conn, found.target.instance_uuid, relations=frozenset()
+                    ).host
                 except ComputeError:
                     return None
             return found if self._port_checks_out(found.target, host) else None

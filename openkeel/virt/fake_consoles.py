@@ -9,6 +9,7 @@ port; a guest's are closed when it is destroyed, all of them when the host stops
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import struct
 import threading
@@ -120,14 +121,10 @@ class ConsoleListener:
             self._closed = True
             conns, threads = list(self._conns), list(self._threads)
         for conn in conns:
-            try:
+            with contextlib.suppress(OSError):
                 conn.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-        try:
+        with contextlib.suppress(OSError):
             self._sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
         self._sock.close()
         self._acceptor.join()
         for thread in threads:

@@ -94,4 +94,3 @@ def validate_console_port(host: ComputeHost, uuid: str, port: int, console_type:
         return _driver_console(host, uuid, protocol).port == port
     except (NotFound, Conflict):
         return False
-

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -49,5 +49,7 @@ def make_driver(request: pytest.FixtureRequest) -> DriverFactory:
 
 
 @pytest.fixture
-def driver(make_driver: DriverFactory) -> ComputeDriver:
-    return make_driver("host-a")
+def driver(make_driver: DriverFactory) -> Iterator[ComputeDriver]:
+    made = make_driver("host-a")
+    yield made
+    made.cleanup_host("host-a")  # what a stopping compute service does (closes consoles)

@@ -371,8 +371,21 @@ def test_guest_addresses_are_the_ports_own_unless_the_hypervisor_assigns(
 def test_consoles_and_diagnostics(driver: ComputeDriver, running: InstanceSpec) -> None:
     needs(driver, "get_console_output", "get_vnc_console", "get_serial_console")
     assert isinstance(driver.get_console_output(running.ref), str)
-    assert driver.get_vnc_console(running.ref).port > 0
-    assert driver.get_serial_console(running.ref).port > 0
+    vnc, serial = driver.get_vnc_console(running.ref), driver.get_serial_console(running.ref)
+    assert vnc.host and vnc.port > 0 and serial.host and serial.port > 0
+    # The proxies' port check (validate_console_port) needs a stable endpoint per guest.
+    assert driver.get_vnc_console(running.ref) == vnc
+    assert driver.get_serial_console(running.ref) == serial
+
+
+def test_consoles_of_a_destroyed_guest(driver: ComputeDriver, running: InstanceSpec) -> None:
+    needs(driver, "get_vnc_console", "get_serial_console")
+    driver.get_serial_console(running.ref)
+    driver.destroy(running.ref)
+    with pytest.raises(errors.InstanceNotFound):
+        driver.get_vnc_console(running.ref)
+    with pytest.raises(errors.InstanceNotFound):
+        driver.get_serial_console(running.ref)
 
 
 def test_diagnostics_of_a_running_guest(driver: ComputeDriver, running: InstanceSpec) -> None:

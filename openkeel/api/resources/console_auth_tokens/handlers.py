@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from openkeel.api.request import ApiRequest
-from openkeel.api.usecases.remote_consoles import show_token
 from openkeel.api.resources.removed.handlers import RDP_CONSOLE_MESSAGE as BAD_REQUEST
+from openkeel.api.usecases.remote_consoles import show_token
 from openkeel.domain.errors import Invalid
 
 
