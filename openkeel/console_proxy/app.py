@@ -4,7 +4,8 @@ Served by ``openkeel novncproxy`` / ``openkeel serialproxy`` and by the all-in-o
 per proxy, each on its own port). A websocket's token comes from the query (``?token=``, as
 noVNC sends the ``path`` it was given) or a ``token`` cookie; an unknown, expired or no longer
 valid token, or a refused Origin, closes the handshake (the client sees HTTP 403). HTTP GETs
-are files of the noVNC directory (``[DEFAULT] web``) when the proxy serves one.
+are files of the noVNC directory (``[DEFAULT] web``) when the proxy serves one, and a page of
+our own (vnc_page) where that directory has noVNC's library but not its page.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from http.cookies import CookieError, SimpleCookie
 from pathlib import Path
 from urllib.parse import parse_qs, unquote
 
+from openkeel.console_proxy import vnc_page
 from openkeel.console_proxy.authorization import ConsoleAuthorizer
 from openkeel.console_proxy.origin import origin_refusal
 from openkeel.console_proxy.relay import Receive, Send, open_endpoint, relay
@@ -108,7 +110,12 @@ class ConsoleProxyApp:
         await relay(receive, send, endpoint, chosen == "base64", lifetime)
 
     async def _file(self, scope: Scope, send: Send) -> None:
-        path = self._resolve(unquote(scope.get("path", "/")))
+        url_path = unquote(scope.get("path", "/"))
+        path = self._resolve(url_path)
+        if path is None and self._web is not None and url_path in vnc_page.PAGE_NAMES:
+            body = b"" if scope.get("method") == "HEAD" else vnc_page.PAGE
+            await _answer(send, 200, body, "text/html")
+            return
         if path is None or scope.get("method") not in ("GET", "HEAD"):
             await _answer(send, 404, b"Not Found", "text/plain")
             return
