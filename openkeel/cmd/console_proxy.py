@@ -24,6 +24,7 @@ from openkeel.cmd import logs, preflight
 from openkeel.console_proxy.app import ConsoleProxyApp
 from openkeel.console_proxy.authorization import ConsoleAuthorizer
 from openkeel.rpc.clients.compute import ComputeRpcClient
+from openkeel.virt.loading import console_opener
 
 LOG = logging.getLogger(__name__)
 
@@ -42,7 +43,7 @@ def proxy_app(
     web = Path(conf.web) if kind == "novncproxy" else None
     return ConsoleProxyApp(
         ConsoleAuthorizer(cell_dbs, compute), conf.console.allowed_origins, web,
-        conf.consoleauth.enforce_session_timeout,
+        conf.consoleauth.enforce_session_timeout, opener=console_opener(conf),
     )  # fmt: skip
 
 

@@ -22,9 +22,10 @@ from urllib.parse import parse_qs, unquote
 from openkeel.console_proxy import vnc_page
 from openkeel.console_proxy.authorization import ConsoleAuthorizer
 from openkeel.console_proxy.origin import origin_refusal
-from openkeel.console_proxy.relay import Receive, Send, open_endpoint, relay
+from openkeel.console_proxy.relay import Receive, Send, relay
 from openkeel.db.repositories.console_auth_tokens import ConsoleAuthorization
 from openkeel.runtime.asgi import Scope, scope_headers
+from openkeel.virt.console_stream import ConsoleOpener, open_tcp
 
 LOG = logging.getLogger(__name__)
 SUBPROTOCOLS = ("binary", "base64")
@@ -58,8 +59,10 @@ class ConsoleProxyApp:
         web: Path | None = None,
         enforce_session_timeout: bool = False,
         now: Callable[[], float] = time.time,
+        opener: ConsoleOpener = open_tcp,
     ) -> None:
         self._authorizer = authorizer
+        self._opener = opener
         self._allowed = list(allowed_origins)
         self._web = web if web is not None and web.is_dir() else None
         self._enforce_timeout = enforce_session_timeout
@@ -97,7 +100,7 @@ class ConsoleProxyApp:
             return
         target = found.target
         try:
-            endpoint = await open_endpoint(target.host, target.port, target.internal_access_path)
+            guest = await self._opener(target.host, target.port, target.internal_access_path)
         except (OSError, asyncio.IncompleteReadError) as exc:
             LOG.warning("Console of %s unreachable: %s", target.instance_uuid, exc)
             await send({"type": "websocket.close", "code": 1011})
@@ -107,7 +110,7 @@ class ConsoleProxyApp:
         await send({"type": "websocket.accept", "subprotocol": chosen})
         lifetime = found.expires - self._now() if self._enforce_timeout else None
         LOG.info("Console of %s opened (%s)", target.instance_uuid, target.console_type)
-        await relay(receive, send, endpoint, chosen == "base64", lifetime)
+        await relay(receive, send, guest, chosen == "base64", lifetime)
 
     async def _file(self, scope: Scope, send: Send) -> None:
         url_path = unquote(scope.get("path", "/"))

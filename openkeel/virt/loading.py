@@ -11,6 +11,7 @@ from pathlib import Path
 
 from oslo_config import cfg
 
+from openkeel.virt.console_stream import ConsoleOpener, open_tcp
 from openkeel.virt.driver import ComputeDriver
 
 FAKE = "fake.FakeDriver"
@@ -74,3 +75,16 @@ def follow_nodes(
         client.close()
 
     return stop
+
+
+def console_opener(conf: cfg.ConfigOpts) -> ConsoleOpener:
+    """How the console proxies reach a guest's console: KubeVirt's websocket subresources
+    through the API server (the kubeconfig's credentials), else plain TCP."""
+    if conf.compute_driver != KUBEVIRT:
+        return open_tcp
+    from openkeel.virt.kubevirt.client import KubeConfig
+    from openkeel.virt.kubevirt.console_stream import KubevirtConsoleOpener
+
+    return KubevirtConsoleOpener(
+        KubeConfig.load(conf.kubevirt.kubeconfig, conf.kubevirt.kubeconfig_context)
+    )
