@@ -237,6 +237,8 @@ def _paths(world: World) -> dict[str, str]:
         "/servers/{server_id}/os-interface": f"/v2.1/servers/{sid}/os-interface",
         "/servers/{server_id}/os-interface/{id}": f"/v2.1/servers/{sid}/os-interface/{sid}",
         "/servers/{server_id}/diagnostics": f"/v2.1/servers/{sid}/diagnostics",
+        "/servers/{server_id}/remote-consoles": f"/v2.1/servers/{sid}/remote-consoles",
+        "/os-console-auth-tokens/{id}": "/v2.1/os-console-auth-tokens/alice-console-token",
         "/os-server-external-events": "/v2.1/os-server-external-events",
         "/os-hosts": "/v2.1/os-hosts",
         "/os-instance_usage_audit_log": "/v2.1/os-instance_usage_audit_log",
@@ -266,6 +268,9 @@ def _paths(world: World) -> dict[str, str]:
 # Request bodies valid for the route's schema at its newest version, so that B's request
 # reaches the lookup and policy checks (a 400 would prove nothing).
 BODIES: dict[tuple[str, str], Any] = {
+    ("POST", "/servers/{server_id}/remote-consoles"): {
+        "remote_console": {"protocol": "vnc", "type": "novnc"}
+    },
     ("POST", "/flavors"): {"flavor": {"name": "bob", "ram": 1, "vcpus": 1, "disk": 1}},
     ("PUT", "/flavors/{id}"): {"flavor": {"description": "bob"}},
     ("POST", "/flavors/{flavor_id}/os-extra_specs"): {"extra_specs": {"hw:cpu_policy": "shared"}},
@@ -315,6 +320,9 @@ ACTION_BODIES: dict[tuple[str, str], Any] = {
     (ACTIONS_PATH, "addSecurityGroup"): {"name": "default"},
     (ACTIONS_PATH, "removeSecurityGroup"): {"name": "default"},
     (ACTIONS_PATH, "os-getRDPConsole"): {"type": "rdp-html5"},
+    (ACTIONS_PATH, "os-getVNCConsole"): {"type": "novnc"},
+    (ACTIONS_PATH, "os-getSPICEConsole"): {"type": "spice-html5"},
+    (ACTIONS_PATH, "os-getSerialConsole"): {"type": "serial"},
     (ACTIONS_PATH, "os-migrateLive"): {"host": None, "block_migration": "auto"},
     (ACTIONS_PATH, "os-resetState"): {"state": "error"},
     (ACTIONS_PATH, "reboot"): {"type": "HARD"},
@@ -596,6 +604,18 @@ EXPECT: dict[tuple[str, str, str], int | str | tuple[int | str, int | str]] = {
     ("DELETE", "/servers/{server_id}/tags/{id}", ""): FORBIDDEN,
     # Hyper-V's RDP console: Nova answers 400 to everyone, before any lookup.
     ("POST", ACTIONS_PATH, "os-getRDPConsole"): BAD,
+    # Remote consoles: the legacy actions check the rule on B's own project first (a reader
+    # may not), then look the server up; from 2.6 the lookup comes first.
+    ("POST", ACTIONS_PATH, "os-getVNCConsole"): (NOT_FOUND, FORBIDDEN),
+    ("POST", ACTIONS_PATH, "os-getSPICEConsole"): (NOT_FOUND, FORBIDDEN),
+    ("POST", ACTIONS_PATH, "os-getSerialConsole"): (NOT_FOUND, FORBIDDEN),
+    ("POST", "/servers/{server_id}/remote-consoles", ""): NOT_FOUND,
+    # Console tokens are admin's to read (from 2.31; before it, and on /v2, a 400 to all).
+    ("GET", "/os-console-auth-tokens/{id}", ""): FORBIDDEN,
+}
+# Where /v2 answers otherwise than the newest version.
+LEGACY_EXPECT: dict[tuple[str, str, str], int | str] = {
+    ("GET", "/os-console-auth-tokens/{id}", ""): BAD,
 }
 SERVER_ACTIONS = (
     "changePassword", "rescue", "unrescue",
@@ -608,6 +628,8 @@ EXPECT.update({("POST", ACTIONS_PATH, action): NOT_FOUND for action in SERVER_AC
 
 
 def _expected(attempt: Attempt, role: str) -> int | str:
+    if attempt.version == LEGACY and attempt.key in LEGACY_EXPECT:
+        return LEGACY_EXPECT[attempt.key]
     wanted = EXPECT[attempt.key]
     if isinstance(wanted, tuple):
         return wanted[0] if role == "member" else wanted[1]
