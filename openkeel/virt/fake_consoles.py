@@ -115,6 +115,11 @@ class ConsoleListener:
                 self._conns.discard(conn)
             conn.close()
 
+    def held(self) -> tuple[list[socket.socket], list[threading.Thread]]:
+        """Test hook: the sockets and threads this listener holds now."""
+        with self._lock:
+            return [self._sock, *self._conns], [self._acceptor, *self._threads]
+
     def close(self) -> None:
         """Stop accepting, cut open connections, and wait for every thread."""
         with self._lock:
@@ -146,6 +151,19 @@ class GuestConsoles:
                 listener = ConsoleListener(serve, f"{kind}-{uuid[:8]}")
                 self._listeners[(uuid, kind)] = listener
             return listener.port
+
+    def held(self) -> tuple[list[socket.socket], list[threading.Thread]]:
+        """Test hook: the sockets and threads of every listener (for leak checks of tests
+        whose simulated hosts outlive them)."""
+        with self._lock:
+            listeners = list(self._listeners.values())
+        sockets: list[socket.socket] = []
+        threads: list[threading.Thread] = []
+        for listener in listeners:
+            more_sockets, more_threads = listener.held()
+            sockets += more_sockets
+            threads += more_threads
+        return sockets, threads
 
     def close(self, uuid: str | None = None) -> None:
         """Close the guest's listeners (every guest's when None)."""

@@ -11,9 +11,10 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ed25519
 
 from openkeel.clients.placement_embedded import EmbeddedPlacement
+from openkeel.virt.fake import FakeDriver
 from tests import leaks
 from tests.conftest import make_services
-from tests.functional.conftest import start_cloud, stop_cloud
+from tests.functional.conftest import Cloud, start_cloud, stop_cloud
 from tests.fuzz.world import World
 
 
@@ -39,10 +40,21 @@ def world(
     built.extra["public_key"] = raw.decode()
     # The roles' RPC dispatch threads start on demand, during any test: they are this cloud's.
     owner = leaks.owned_by("the fuzz cloud's RPC threads", list, _rpc_threads)
+    # Asking for a console starts the simulated guest's console server, during any test.
+    consoles = leaks.owned_by(
+        "the fuzz cloud's guest consoles",
+        lambda: [s for d in _drivers(cloud) for s in d.consoles.held()[0]],
+        lambda: [t for d in _drivers(cloud) for t in d.consoles.held()[1]],
+    )
     built.ensure()
     yield built
     stop_cloud(cloud)
+    leaks.released(consoles)
     leaks.released(owner)
+
+
+def _drivers(cloud: Cloud) -> list[FakeDriver]:
+    return [c.host.driver for c in cloud.computes.values() if isinstance(c.host.driver, FakeDriver)]
 
 
 def _rpc_threads() -> list[threading.Thread]:
