@@ -65,6 +65,8 @@ class ConsoleProxyApp:
         self._opener = opener
         self._allowed = list(allowed_origins)
         self._web = web if web is not None and web.is_dir() else None
+        # The noVNC proxy (given a web directory, even a missing one) always has its page.
+        self._serves_page = web is not None
         self._enforce_timeout = enforce_session_timeout
         self._now = now
 
@@ -115,7 +117,7 @@ class ConsoleProxyApp:
     async def _file(self, scope: Scope, send: Send) -> None:
         url_path = unquote(scope.get("path", "/"))
         path = self._resolve(url_path)
-        if path is None and self._web is not None and url_path in vnc_page.PAGE_NAMES:
+        if path is None and self._serves_page and url_path in vnc_page.PAGE_NAMES:
             body = b"" if scope.get("method") == "HEAD" else vnc_page.PAGE
             await _answer(send, 200, body, "text/html")
             return

@@ -1,5 +1,6 @@
-"""The noVNC page the proxy serves when its web directory has noVNC's library but no page of
-its own (the ``@novnc/novnc`` npm package ships only ``core/`` and ``vendor/``).
+"""The noVNC page the proxy serves when its web directory has no page of that name (the
+``@novnc/novnc`` npm package ships only ``core/`` and ``vendor/``; without noVNC's library in
+``[DEFAULT] web`` the page loads but cannot connect).
 
 Like noVNC's vnc_lite.html: it connects ``core/rfb.js`` to the websocket path given in its
 ``path`` query parameter (where the console token rides) and shows the state in ``#status``.
@@ -11,7 +12,7 @@ PAGE = b"""<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
-<title>OpenKeel console</title>
+<title>OpenKeel console (noVNC)</title>
 <style>
 body { margin: 0; background: #282828; color: #fff; font: 14px sans-serif; }
 #status { padding: 4px 8px; }

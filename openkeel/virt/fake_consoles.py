@@ -51,8 +51,10 @@ def serve_rfb(conn: socket.socket, name: str) -> None:
     conn.sendall(struct.pack(">I", 0))  # SecurityResult OK
     _exactly(conn, 1)  # ClientInit (shared flag)
     title = name.encode()
-    conn.sendall(struct.pack(">HH", WIDTH, HEIGHT) + PIXEL_FORMAT + struct.pack(">I", len(title)))
-    conn.sendall(title)
+    # One write: clients (tempest's) read ServerInit as one websocket frame.
+    conn.sendall(
+        struct.pack(">HH", WIDTH, HEIGHT) + PIXEL_FORMAT + struct.pack(">I", len(title)) + title
+    )
     bytes_per_pixel = 4
     while True:
         kind = _exactly(conn, 1)[0]
