@@ -272,18 +272,25 @@ def socket_of(resp: httpx.Response) -> socket.socket | None:
     return found if isinstance(found, socket.socket) else None
 
 
+def ssl_context(config: KubeConfig) -> ssl.SSLContext:
+    """The TLS settings of ``config``: its CA, client certificate, insecure-skip-tls-verify
+    (also for the console proxies' websockets, openkeel.virt.kubevirt.console_stream)."""
+    context = ssl.create_default_context(cafile=config.ca_file or None)
+    if not config.verify:
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+    if config.cert_file and config.key_file:
+        context.load_cert_chain(config.cert_file, config.key_file)
+    return context
+
+
 class KubeClient:
     """Thread-safe JSON client of one API server (see the module docstring on connections)."""
 
     def __init__(self, config: KubeConfig, timeout: float = 30.0) -> None:
         self.config = config
         self.timeout = timeout
-        verify = ssl.create_default_context(cafile=config.ca_file or None)
-        if not config.verify:
-            verify.check_hostname = False
-            verify.verify_mode = ssl.CERT_NONE
-        if config.cert_file and config.key_file:
-            verify.load_cert_chain(config.cert_file, config.key_file)
+        verify = ssl_context(config)
         self._verify = verify
         self._headers = {"Accept": "application/json"}
         if config.token:

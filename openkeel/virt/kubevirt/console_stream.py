@@ -9,14 +9,12 @@ the subresource path as its internal access path (openkeel.virt.kubevirt.devices
 
 from __future__ import annotations
 
-import ssl
-
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 from websockets.typing import Subprotocol
 
 from openkeel.virt.console_stream import EndpointRefused, GuestStream, open_tcp
-from openkeel.virt.kubevirt.client import KubeConfig
+from openkeel.virt.kubevirt.client import KubeConfig, ssl_context
 from openkeel.virt.kubevirt.virtapi import SUBRESOURCES
 
 SUBPROTOCOL = Subprotocol("plain.kubevirt.io")
@@ -42,16 +40,6 @@ class SubresourceStream:
         await self._ws.close()
 
 
-def _ssl_context(config: KubeConfig) -> ssl.SSLContext:
-    context = ssl.create_default_context(cafile=config.ca_file or None)
-    if not config.verify:
-        context.check_hostname = False
-        context.verify_mode = ssl.CERT_NONE
-    if config.cert_file and config.key_file:
-        context.load_cert_chain(config.cert_file, config.key_file)
-    return context
-
-
 class KubevirtConsoleOpener:
     """Opens subresource paths as websockets to the API server; other endpoints as TCP."""
 
@@ -72,7 +60,7 @@ class KubevirtConsoleOpener:
         headers = {}
         if auth := self._authorization():
             headers["Authorization"] = auth
-        tls = _ssl_context(self._config) if url.startswith("wss://") else None
+        tls = ssl_context(self._config) if url.startswith("wss://") else None
         # tls-server-name: the certificate is checked for (and SNI names) this host
         server_hostname = self._config.tls_server_name if tls is not None else None
         try:
