@@ -143,7 +143,6 @@ live_migration = true
 block_migration_for_live_migration = false
 console_output = false
 vnc_console = true
-serial_console = true
 interface_attach = false
 snapshot = true
 suspend = true

@@ -183,7 +183,8 @@ def test_second_all_in_one_on_the_same_data_dir_is_refused(tmp_path: Path) -> No
 
 def test_role_with_unreadable_config_file(tmp_path: Path) -> None:
     missing = str(tmp_path / "nova.conf")
-    for role in ("api", "conductor", "scheduler", "compute", "metadata"):
+    roles = ("api", "conductor", "scheduler", "compute", "metadata", "novncproxy", "serialproxy")
+    for role in roles:
         result = run_openkeel(role, "--config-file", missing)
         assert_refused(result, f"cannot read configuration file {missing}")
 
@@ -192,7 +193,7 @@ def test_role_with_unreachable_database(tmp_path: Path) -> None:
     conf = tmp_path / "nova.conf"
     url = f"mysql+pymysql://root:secret@127.0.0.1:{_closed_port()}/nova_api"
     conf.write_text(f"[api_database]\nconnection = {url}\n[placement]\nendpoint_override = x\n")
-    for role in ("api", "conductor", "metadata"):
+    for role in ("api", "conductor", "metadata", "novncproxy"):
         result = run_openkeel(role, "--config-file", str(conf))
         line = assert_refused(result, "cannot connect to [api_database] connection")
         assert "secret" not in line
