@@ -23,6 +23,11 @@ fi
 if [ -n "${CI:-}" ] || [ -n "${OPENKEEL_START_KUBE:-}" ]; then
     echo "== kube-apiserver"; bash scripts/start-kube-apiserver.sh
 fi
+if [ -n "${CI:-}" ] && ! command -v chromium >/dev/null 2>&1; then
+    # The noVNC page test (tests/functional/test_novnc_browser.py) drives headless Chromium.
+    echo "== chromium"; (apt-get install -y -qq chromium >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }) \
+        || { echo "chromium could not be installed"; exit 1; }
+fi
 echo "== pytest"
 started=$SECONDS
 status=0
