@@ -135,8 +135,9 @@ NETWORK_OPTS = [
     cfg.StrOpt(
         "backend",
         default="flat",
-        choices=["none", "flat"],
-        help="Network adapter: none (instances get no network) or flat (embedded network).",
+        choices=["none", "flat", "neutron"],
+        help="Network adapter: none (instances get no network), flat (embedded network) or "
+        "neutron (a neutron-server, found with the [neutron] options).",
     ),
     cfg.StrOpt("network_name", default="private", help="Label of the embedded flat network."),
     cfg.StrOpt(

@@ -1,8 +1,9 @@
 """Network adapters: how compute gets ports and addresses for an instance.
 
 ``get_network_adapter(conf, api_db)`` picks the configured one (``[openkeel_network] backend``):
-``none`` (instances get no network) or ``flat`` (the embedded flat network, the default).
-Neutron plugs in later behind the same ``NetworkAdapter`` interface (openkeel.network.adapter).
+``none`` (instances get no network), ``flat`` (the embedded flat network, the default) or
+``neutron`` (a real neutron-server, openkeel.network.neutron), all behind the same
+``NetworkAdapter`` interface (openkeel.network.adapter).
 """
 
 from openkeel.network.adapter import NetworkAdapter, NetworkInfo, RequestedNetwork

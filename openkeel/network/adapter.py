@@ -105,6 +105,10 @@ class NetworkAdapter(abc.ABC):
     """Ports and addresses for instances."""
 
     name = "abstract"
+    # True when the backend reports a port plugged (``network-vif-plugged`` through
+    # os-server-external-events) once its VIF is up: compute then waits for it after plugging
+    # (``[DEFAULT] vif_plugging_timeout`` / ``vif_plugging_is_fatal``).
+    sends_vif_plugged_events = False
 
     @abc.abstractmethod
     def validate_networks(
@@ -301,6 +305,15 @@ class NetworkAdapter(abc.ABC):
 
         Idempotent: a second call for the same instance returns the existing allocation.
         """
+
+    def bind_to_host(self, instance: InstanceNetRef) -> NetworkInfo:
+        """Bind the server's ports to ``instance.host`` (a move's destination; None: unbind,
+        a shelve-offload) and return its network_info."""
+        return self.get_instance_nw_info(instance)
+
+    def close(self) -> None:
+        """Release the adapter's connections (a backend over HTTP)."""
+        return None
 
     @abc.abstractmethod
     def deallocate_for_instance(self, instance: InstanceNetRef) -> None:

@@ -6,7 +6,7 @@ these there, so they are ``Invalid`` (400) here; compute turns them into build f
 
 from __future__ import annotations
 
-from openkeel.domain.errors import Conflict, Invalid, NotFound, OverQuota
+from openkeel.domain.errors import Conflict, Invalid, NotFound, NotImplementedYet, OverQuota
 
 
 class NetworkError(Invalid):
@@ -109,6 +109,34 @@ class InterfaceAttachFailedNoNetwork(NetworkError):
 class NetworkAmbiguous(NetworkError):
     def __init__(self) -> None:
         super().__init__("Multiple possible networks found, use a Network ID to be more specific.")
+
+
+class NetworkRequiresSubnet(NetworkError):
+    def __init__(self, network_id: str) -> None:
+        super().__init__(f"Network {network_id} requires a subnet in order to boot instances on.")
+
+
+class PortRequiresFixedIP(NetworkError):
+    def __init__(self, port_id: str) -> None:
+        super().__init__(f"Port {port_id} requires a FixedIP in order to be used.")
+
+
+class PortLimitExceeded(OverQuota):
+    """Nova's PortLimitExceeded is a quota error (403 at the API)."""
+
+    def __init__(self, message: str = "Maximum number of ports exceeded") -> None:
+        super().__init__(message)
+
+
+class PortBindingFailed(NetworkError):
+    def __init__(self, port_id: str) -> None:
+        super().__init__(
+            f"Binding failed for port {port_id}, please check neutron logs for more information."
+        )
+
+
+class NetworkOperationNotSupported(NotImplementedYet):
+    """What a network adapter does not do (yet)."""
 
 
 # --- the proxies (os-security-groups, os-floating-ips) and the fixed/floating IP actions -------

@@ -20,7 +20,8 @@ _LOCK = threading.Lock()
 
 
 def get_network_adapter(conf: cfg.ConfigOpts, api_db: sa.Engine) -> NetworkAdapter:
-    """``none`` -> NoNetwork; ``flat`` -> the embedded network on the API database."""
+    """``none`` -> NoNetwork; ``flat`` -> the embedded network on the API database;
+    ``neutron`` -> the neutron-server ``[neutron]`` locates."""
     backend = conf.openkeel_network.backend
     if backend == "none":
         return NoNetwork()
@@ -29,9 +30,14 @@ def get_network_adapter(conf: cfg.ConfigOpts, api_db: sa.Engine) -> NetworkAdapt
         if made is not None and made[0] is conf:
             adapter: NetworkAdapter = made[1]
             return adapter
-    from openkeel.network.flat import FlatNetwork
+    if backend == "neutron":
+        from openkeel.network.neutron import NeutronNetwork
 
-    adapter = FlatNetwork(conf, api_db)
+        adapter = NeutronNetwork(conf)
+    else:
+        from openkeel.network.flat import FlatNetwork
+
+        adapter = FlatNetwork(conf, api_db)
     with _LOCK:
         setattr(api_db, _ATTRIBUTE, (conf, adapter))
     return adapter

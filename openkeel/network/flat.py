@@ -343,6 +343,11 @@ class FlatNetwork(FlatProxies):
             "binding_host_id": instance.host or "", "device_tag": tag,
         })  # fmt: skip
 
+    def bind_to_host(self, instance: InstanceNetRef) -> NetworkInfo:
+        for port in self.store.list("ports", device_id=instance.uuid):
+            self.store.update("ports", port["id"], {"binding_host_id": instance.host or ""})
+        return self.get_instance_nw_info(instance)
+
     def deallocate_for_instance(self, instance: InstanceNetRef) -> None:
         for port in self.store.list("ports", device_id=instance.uuid):
             if port["created_by_compute"]:

@@ -4,7 +4,9 @@ Flow (Nova's _do_build_and_run_instance): per-instance lock; action event
 ``compute__do_build_and_run_instance``; vm_state building with expected task state
 (scheduling, None); task states networking → block_device_mapping → spawning, each a
 compare-and-swap on the previous one; driver.spawn (with the config drive's files when the
-server has one or ``force_config_drive``: compute/config_drive.py); ACTIVE/RUNNING/launched_at. On a failure
+server has one or ``force_config_drive``: compute/config_drive.py), waiting for
+``network-vif-plugged`` of ports not yet active (compute/vif_plugging.py);
+ACTIVE/RUNNING/launched_at. On a failure
 the guest and the networks are cleaned up, then the instance is rescheduled through conductor
 ``build_instances`` (when the request has retry information) after freeing this host's
 allocation, else set to ERROR with a fault and its allocations deleted. If the instance was
@@ -20,6 +22,7 @@ from typing import Any
 from openkeel.compute import config_drive, guest
 from openkeel.compute.host import ComputeHost
 from openkeel.compute.operations.outcome import GONE, free_allocations, set_error
+from openkeel.compute.vif_plugging import VirtualInterfaceCreateFailed, plugging_vifs
 from openkeel.domain.errors import ComputeError
 from openkeel.domain.instances import (
     Instance,
@@ -96,7 +99,8 @@ def _build(host: ComputeHost, args: BuildAndRunInstance) -> None:
         # forced (option or image): the server shows it has one, as Nova records it
         host.records.update(uuid, InstanceUpdate(config_drive="True"))
     spec = config_drive.attach(host.conf, instance, spec, network_info)
-    host.driver.spawn(spec, admin_password=args.admin_password)
+    with plugging_vifs(host, uuid, network_info):
+        host.driver.spawn(spec, admin_password=args.admin_password)
     state = host.driver.get_info(spec.ref, use_cache=False).state
     host.records.apply(
         uuid,
@@ -150,12 +154,24 @@ class BuildAborted(ComputeError):
         )
 
 
+class NetworkBuildAborted(ComputeError):
+    """Fault of a build whose networks failed in a way Nova does not reschedule."""
+
+    def __init__(self, uuid: str) -> None:
+        super().__init__(
+            f"Build of instance {uuid} aborted: Failed to allocate the network(s), not rescheduling."
+        )
+
+
 def _after_failure(
     host: ComputeHost, context: CallContext, args: BuildAndRunInstance, exc: BaseException
 ) -> None:
-    """Reschedule when the request allows retries, else ERROR + fault + no allocations."""
+    """Reschedule when the request allows retries, else ERROR + fault + no allocations.
+    VIFs that were never reported plugged (fatal) are not rescheduled, as in Nova."""
     retry = args.filter_properties.get("retry")
-    if isinstance(retry, Mapping) and _reschedule(host, context, args, retry, exc):
+    if isinstance(exc, VirtualInterfaceCreateFailed):
+        exc = NetworkBuildAborted(args.instance_uuid)
+    elif isinstance(retry, Mapping) and _reschedule(host, context, args, retry, exc):
         return
     set_error(host, args.instance_uuid, exc)
     free_allocations(host, args.instance_uuid)

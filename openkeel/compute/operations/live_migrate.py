@@ -21,7 +21,7 @@ from typing import Any
 from openkeel.clients.placement_errors import PlacementError
 from openkeel.compute import guest
 from openkeel.compute.host import ComputeHost
-from openkeel.compute.operations.outcome import set_error
+from openkeel.compute.operations.outcome import bind_ports, set_error
 from openkeel.compute.operations.resize import (
     compute_client,
     fail_migration,
@@ -149,6 +149,7 @@ def post_live_migration_at_destination(
         try:
             instance = host.records.get(uuid)
             host.driver.post_live_migration_at_destination(guest.instance_spec(host.conf, instance))
+            bind_ports(host, uuid, instance.project_id)
             node = host.driver.get_available_nodes()[0]
             host.records.update(
                 uuid,

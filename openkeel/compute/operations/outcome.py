@@ -1,15 +1,17 @@
 """Shared endings of operations: put an instance in ERROR with a fault, revert a task state,
-free the instance's Placement allocations. Used by every module of openkeel.compute.operations.
+free the instance's Placement allocations, bind its ports where it now lives. Used by every module of openkeel.compute.operations.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 
 from openkeel.clients.image import Caller, ImageError, ImageNotFound
 from openkeel.clients.placement_errors import PlacementError
 from openkeel.compute.host import ComputeHost
 from openkeel.domain.instances import (
+    Instance,
     InstanceNotFound,
     InstanceUpdate,
     UnexpectedDeletingTaskStateError,
@@ -22,6 +24,15 @@ LOG = logging.getLogger(__name__)
 # The instance is gone, or a delete took it over mid-operation: not a failure to report (the
 # delete owns it now; reverting its task state would undo the delete's).
 GONE = (InstanceNotFound, UnexpectedDeletingTaskStateError)
+
+
+def bind_ports(host: ComputeHost, uuid: str, project_id: str, here: bool = True) -> Instance:
+    """The server's ports bound to this host (``here``) or to none (an offload), as Nova's
+    ``setup_networks_on_host`` / ``migrate_instance_finish``; its network info saved."""
+    ref = host.net_ref(uuid, project_id)
+    if not here:
+        ref = dataclasses.replace(ref, host=None)
+    return host.records.update(uuid, InstanceUpdate(network_info=host.network.bind_to_host(ref)))
 
 
 def set_error(host: ComputeHost, uuid: str, exc: BaseException | None) -> None:

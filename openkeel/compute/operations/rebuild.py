@@ -15,8 +15,9 @@ from __future__ import annotations
 
 from openkeel.compute import config_drive, guest
 from openkeel.compute.host import ComputeHost
-from openkeel.compute.operations.outcome import set_error
+from openkeel.compute.operations.outcome import bind_ports, set_error
 from openkeel.compute.operations.power import _run
+from openkeel.compute.vif_plugging import plugging_vifs
 from openkeel.db.repositories import migrations
 from openkeel.domain import migrations as mstatus
 from openkeel.domain.instances import Instance, InstanceUpdate
@@ -37,6 +38,7 @@ def rebuild(host: ComputeHost, context: CallContext, msg: RebuildInstance) -> No
             # The instance is this host's from now on (its old host is down).
             instance = step(uuid, InstanceUpdate(host=host.host, node=msg.node, launched_on=host.host),
                             expected_task_state=TaskState.REBUILDING.value)  # fmt: skip
+            bind_ports(host, uuid, instance.project_id)
         else:
             # the API set ``rebuilding``; anything else means another operation took over
             step(uuid, InstanceUpdate(task_state=TaskState.REBUILDING.value),
@@ -50,7 +52,8 @@ def rebuild(host: ComputeHost, context: CallContext, msg: RebuildInstance) -> No
         spec = config_drive.attach(host.conf, instance, guest.instance_spec(host.conf, instance))
         # An evacuation onto shared storage (one KubeVirt cluster) takes the guest over.
         if not (msg.recreate and host.driver.take_over(spec)):
-            host.driver.spawn(spec, admin_password=msg.admin_password)
+            with plugging_vifs(host, uuid, instance.network_info):
+                host.driver.spawn(spec, admin_password=msg.admin_password)
         if stop_after:
             host.driver.power_off(spec.ref)
         step(

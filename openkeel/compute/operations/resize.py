@@ -25,7 +25,7 @@ from typing import Any
 from openkeel.clients.placement_errors import PlacementError
 from openkeel.compute import guest
 from openkeel.compute.host import ComputeHost
-from openkeel.compute.operations.outcome import GONE, free_allocations, set_error
+from openkeel.compute.operations.outcome import GONE, bind_ports, free_allocations, set_error
 from openkeel.db.repositories import migrations
 from openkeel.domain import migrations as status
 from openkeel.domain.instances import FlavorSnapshot, Instance, InstanceNotFound, InstanceUpdate
@@ -260,6 +260,7 @@ def finish_resize(host: ComputeHost, context: CallContext, msg: m.FinishResize) 
             ),
             expected_task_state=TaskState.RESIZE_MIGRATED.value,
         )
+        bind_ports(host, uuid, instance.project_id)
         disks = DiskTransfer(
             str(disk_info.get("instance_uuid") or uuid),
             tuple(dict(d) for d in disk_info.get("disks") or ()),

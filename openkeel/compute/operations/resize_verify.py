@@ -18,7 +18,7 @@ from typing import Any
 
 from openkeel.compute import guest
 from openkeel.compute.host import ComputeHost
-from openkeel.compute.operations.outcome import free_allocations
+from openkeel.compute.operations.outcome import bind_ports, free_allocations
 from openkeel.compute.operations.resize import (
     OLD_VM_STATE,
     compute_client,
@@ -121,6 +121,7 @@ def finish_revert_resize(
             ),
             expected_task_state=TaskState.RESIZE_REVERTING.value,
         )
+        bind_ports(host, uuid, instance.project_id)
         host.driver.finish_revert_migration(
             migration_ref(migration), flavored_spec(host, instance, old),
             power_on=not was_stopped(instance),

@@ -24,12 +24,14 @@ import logging
 from openkeel.compute import config_drive, guest
 from openkeel.compute.host import ComputeHost
 from openkeel.compute.operations.outcome import (
+    bind_ports,
     forget_shelved_image,
     free_allocations,
     revert_task_state,
 )
 from openkeel.compute.operations.power import _run
 from openkeel.compute.operations.snapshot import copy_and_upload, failed_with_image
+from openkeel.compute.vif_plugging import plugging_vifs
 from openkeel.domain.errors import ComputeError
 from openkeel.domain.instances import Instance, InstanceUpdate
 from openkeel.domain.states import PowerState, TaskState, VmState
@@ -108,6 +110,7 @@ def _offload(host: ComputeHost, instance: Instance, clean_shutdown: bool) -> Non
     # an offloaded server holds nothing on any host; freed before the state says offloaded,
     # so whoever sees SHELVED_OFFLOADED sees no allocation
     free_allocations(host, uuid)
+    bind_ports(host, uuid, instance.project_id, here=False)
     host.records.update(
         uuid,
         InstanceUpdate(
@@ -130,11 +133,13 @@ def unshelve(host: ComputeHost, context: CallContext, msg: UnshelveInstance) -> 
         instance = step(uuid, InstanceUpdate(task_state=TaskState.SPAWNING.value, host=host.host,
                                              node=msg.node, launched_on=host.host),
                         expected_task_state=TaskState.UNSHELVING.value)  # fmt: skip
+        instance = bind_ports(host, uuid, instance.project_id)
         spec = guest.instance_spec(host.conf, instance)
         if msg.image_id and spec.image is not None:
             # spawn from the shelved image; the server keeps its original image_ref (Nova)
             spec = dataclasses.replace(spec, image=ImageSpec(image_id=msg.image_id))
-        host.driver.spawn(config_drive.attach(host.conf, instance, spec))
+        with plugging_vifs(host, uuid, instance.network_info):
+            host.driver.spawn(config_drive.attach(host.conf, instance, spec))
         sysmeta = forget_shelved_image(host, context, dict(instance.system_metadata))
         step(
             uuid,
@@ -148,10 +153,11 @@ def unshelve(host: ComputeHost, context: CallContext, msg: UnshelveInstance) -> 
         )
 
     def on_error(host_: ComputeHost, uuid_: str, exc: BaseException) -> None:
-        # back to offloaded: no host, no allocation (Nova's unshelve failure)
+        # back to offloaded: no host, no allocation, ports unbound (Nova's unshelve failure)
         try:
-            ref = guest.instance_ref(host.conf, host.records.get(uuid_))
-            host.driver.destroy(ref)
+            failed = host.records.get(uuid_)
+            host.driver.destroy(guest.instance_ref(host.conf, failed))
+            bind_ports(host, uuid_, failed.project_id, here=False)
         except Exception:
             LOG.exception("Could not remove the guest of the failed unshelve of %s", uuid_)
         free_allocations(host, uuid_)

@@ -1,0 +1,84 @@
+"""A server's security groups are its ports' groups (Nova over Neutron): the checks and the
+new group lists of ``addSecurityGroup`` / ``removeSecurityGroup``, and Nova's view of a group.
+
+Shared by the flat and the Neutron adapters, which each read and write ports their own way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from openkeel.network import errors
+
+Port = Mapping[str, Any]
+# (port id, the port's new security group ids)
+PortGroups = tuple[str, list[str]]
+
+
+def server_group(
+    find: Callable[[str, str], str], ports: Sequence[Port], uuid: str, project_id: str, name: str
+) -> str:
+    """The id of the project's group ``name`` for an action on the server's ``ports``
+    (404s: no such group, a server without ports)."""
+    try:
+        group_id = find(project_id, name)
+    except errors.SecurityGroupNotFound:
+        raise errors.InstanceSecurityGroupNotFound(
+            f"Security group {name} is not found for project {project_id}"
+        ) from None
+    if not ports:
+        raise errors.InstanceSecurityGroupNotFound(
+            f"instance_id {uuid} could not be found as device id on any ports"
+        )
+    return group_id
+
+
+def adding(ports: Sequence[Port], group_id: str) -> list[PortGroups]:
+    """The ports lacking the group, with it added; refused when a port has no address or no
+    port security."""
+    for port in ports:
+        if not (port.get("fixed_ips") and port.get("port_security_enabled", True)):
+            raise errors.SecurityGroupCannotBeApplied()
+    return [
+        (str(port["id"]), [*port["security_groups"], group_id])
+        for port in ports
+        if group_id not in port["security_groups"]
+    ]
+
+
+def removing(ports: Sequence[Port], group_id: str, uuid: str, name: str) -> list[PortGroups]:
+    """The ports having the group, without it; 404 when none has it."""
+    out = [
+        (str(port["id"]), [g for g in port["security_groups"] if g != group_id])
+        for port in ports
+        if group_id in port["security_groups"]
+    ]
+    if not out:
+        raise errors.InstanceSecurityGroupNotFound(
+            f"Security group {name} not associated with the instance {uuid}"
+        )
+    return out
+
+
+def nova_group(group: Port, rules: Sequence[Port]) -> dict[str, Any]:
+    """A Neutron group and its rules in Nova's form (ingress rules only)."""
+    return {
+        "id": group["id"],
+        "name": group["name"],
+        "description": group.get("description", ""),
+        "project_id": group.get("project_id"),
+        "rules": [nova_rule(r) for r in rules if r.get("direction") == "ingress"],
+    }
+
+
+def nova_rule(rule: Port) -> dict[str, Any]:
+    """A Neutron rule in Nova's form (whole TCP/UDP range, or -1 for other protocols, when the
+    rule names a protocol but no ports)."""
+    low, high = rule.get("port_range_min"), rule.get("port_range_max")
+    protocol = rule.get("protocol")
+    if protocol and low is None and high is None:
+        low, high = (1, 65535) if str(protocol).upper() in ("TCP", "UDP") else (-1, -1)
+    return {"id": rule["id"], "parent_group_id": rule["security_group_id"], "protocol": protocol,
+            "from_port": low, "to_port": high, "group_id": rule.get("remote_group_id"),
+            "cidr": rule.get("remote_ip_prefix") or "0.0.0.0/0"}  # fmt: skip

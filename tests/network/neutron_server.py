@@ -1,0 +1,127 @@
+"""The real neutron-server of scripts/start-neutron.sh for the Neutron adapter tests: the
+configuration that reaches it, a skip (a failure under CI) when it is not running, and a
+project sandbox that removes what a test made.
+
+Host names pick what Neutron's ``test`` mechanism driver does (decision 0056): bound to OVS and
+left DOWN, bound and ACTIVE at once, or a failed binding.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+import pytest
+from oslo_config import cfg
+
+from openkeel.conf import make_config
+from openkeel.network.neutron_client import NeutronClient, load_adapter
+
+NEUTRON_URL = "http://127.0.0.1:9696"
+KEYSTONE_URL = "http://127.0.0.1:5000/v3"
+HOST_DOWN = "host-ovs-no_filter"  # bound (ovs), the port stays DOWN: no vif-plugged ever
+HOST_ACTIVE = "host-ovs-filter-active"  # bound (ovs), ACTIVE at once
+HOST_FAIL = "host-fail"  # binding_failed
+
+NEUTRON_OPTIONS: dict[str, object] = {
+    "openkeel_network.backend": "neutron",
+    "neutron.auth_type": "password",
+    "neutron.auth_url": KEYSTONE_URL,
+    "neutron.username": "nova",
+    "neutron.password": os.environ.get("NEUTRON_SERVICE_PASSWORD", "neutron-secret"),
+    "neutron.project_name": "service",
+    "neutron.user_domain_name": "Default",
+    "neutron.project_domain_name": "Default",
+    "neutron.region_name": "RegionOne",
+    "neutron.valid_interfaces": ["public"],
+}
+
+
+def neutron_required() -> None:
+    """Skip (fail under CI) unless Keystone and neutron-server answer."""
+    try:
+        httpx.get(KEYSTONE_URL, timeout=3).raise_for_status()
+        httpx.get(f"{NEUTRON_URL}/", timeout=3)
+    except httpx.HTTPError:
+        message = (
+            "neutron-server not running at 127.0.0.1:9696 (or Keystone at :5000): run "
+            "scripts/start-keystone.sh then scripts/start-neutron.sh"
+        )
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+
+
+def neutron_conf(**extra: object) -> cfg.ConfigOpts:
+    return make_config(overrides={**NEUTRON_OPTIONS, **extra})
+
+
+@dataclass
+class Sandbox:
+    """A project in Neutron; ``cleanup`` deletes every port, network and security group of the
+    project but the ``kept`` networks. ``private`` is its network of the module (10.20.0.0/24)
+    when made by the ``sandbox`` fixture."""
+
+    client: NeutronClient
+    project_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    kept: tuple[str, ...] = ()
+    private: dict[str, Any] = field(default_factory=dict)
+
+    def network(self, name: str, cidr: str | None = "10.20.0.0/24", **attrs: Any) -> dict[str, Any]:
+        net = self.client.create("networks", {"name": name, "project_id": self.project_id, **attrs})
+        if cidr:
+            self.client.create("subnets", {"network_id": net["id"], "cidr": cidr, "ip_version": 4,
+                                           "project_id": self.project_id})  # fmt: skip
+        return self.client.show("networks", net["id"])
+
+    def port(self, network_id: str, **attrs: Any) -> dict[str, Any]:
+        return self.client.create("ports", {"network_id": network_id, "project_id": self.project_id, **attrs})  # fmt: skip
+
+    def ports(self) -> list[dict[str, Any]]:
+        return self.client.list("ports", {"project_id": self.project_id})
+
+    def cleanup(self) -> None:
+        for port in self.ports():
+            self.client.delete("ports", port["id"])
+        for net in self.client.list("networks", {"project_id": self.project_id}):
+            if net["id"] not in self.kept:
+                self.client.delete("networks", net["id"])
+        for group in self.client.list("security-groups", {"project_id": self.project_id}):
+            if group["name"] != "default":
+                self.client.delete("security-groups", group["id"])
+
+
+@pytest.fixture(scope="module")
+def neutron_project() -> Iterator[tuple[str, dict[str, Any]]]:
+    """A project and its network ``private`` for a module's tests (creating and deleting a
+    network are the slowest calls Neutron has: once per module)."""
+    neutron_required()
+    box = Sandbox(NeutronClient(load_adapter(neutron_conf())))
+    try:
+        private = box.network("private")
+    finally:
+        box.client.close()
+    yield box.project_id, private
+    box = Sandbox(NeutronClient(load_adapter(neutron_conf())), box.project_id)
+    try:
+        box.cleanup()
+    finally:
+        box.client.close()
+
+
+@pytest.fixture
+def sandbox(neutron_project: tuple[str, dict[str, Any]]) -> Iterator[Sandbox]:
+    """The module's project with a client of the test's own; what the test made is removed."""
+    project_id, private = neutron_project
+    box = Sandbox(
+        NeutronClient(load_adapter(neutron_conf())), project_id, (private["id"],), private
+    )
+    try:
+        yield box
+    finally:
+        box.cleanup()
+        box.client.close()
