@@ -21,7 +21,7 @@ from oslo_config import cfg
 
 from openkeel.db.network_store import NetworkStore
 from openkeel.db.schema import api as api_tables
-from openkeel.network import errors
+from openkeel.network import errors, port_groups
 from openkeel.network.adapter import InstanceNetRef, NetworkInfo, RequestedNetwork
 from openkeel.network.embedded.faults import NetworkFault
 from openkeel.network.embedded.service import Caller, NetworkService, Row
@@ -247,42 +247,17 @@ class FlatNetwork(FlatProxies):
                     out.append(nova_group(self.service, group))
         return out
 
-    def _group_for(self, instance_uuid: str, project_id: str, name: str) -> tuple[str, list[Row]]:
-        try:
-            group_id = self.find_security_group(project_id, name)
-        except errors.SecurityGroupNotFound:
-            raise errors.InstanceSecurityGroupNotFound(
-                f"Security group {name} is not found for project {project_id}"
-            ) from None
-        ports = self.store.list("ports", device_id=instance_uuid)
-        if not ports:
-            raise errors.InstanceSecurityGroupNotFound(
-                f"instance_id {instance_uuid} could not be found as device id on any ports"
-            )
-        return group_id, ports
-
     def add_security_group(self, instance_uuid: str, project_id: str, name: str) -> None:
-        group_id, ports = self._group_for(instance_uuid, project_id, name)
-        for port in ports:
-            if not (port["fixed_ips"] and port["port_security_enabled"]):
-                raise errors.SecurityGroupCannotBeApplied()
-        for port in ports:
-            if group_id not in port["security_groups"]:
-                self.store.update("ports", port["id"],
-                                  {"security_groups": [*port["security_groups"], group_id]})  # fmt: skip
+        ports = self.store.list("ports", device_id=instance_uuid)
+        group_id = port_groups.server_group(self.find_security_group, ports, instance_uuid, project_id, name)  # fmt: skip
+        for port_id, groups in port_groups.adding(ports, group_id):
+            self.store.update("ports", port_id, {"security_groups": groups})
 
     def remove_security_group(self, instance_uuid: str, project_id: str, name: str) -> None:
-        group_id, ports = self._group_for(instance_uuid, project_id, name)
-        found = False
-        for port in ports:
-            if group_id in port["security_groups"]:
-                left = [g for g in port["security_groups"] if g != group_id]
-                self.store.update("ports", port["id"], {"security_groups": left})
-                found = True
-        if not found:
-            raise errors.InstanceSecurityGroupNotFound(
-                f"Security group {name} not associated with the instance {instance_uuid}"
-            )
+        ports = self.store.list("ports", device_id=instance_uuid)
+        group_id = port_groups.server_group(self.find_security_group, ports, instance_uuid, project_id, name)  # fmt: skip
+        for port_id, groups in port_groups.removing(ports, group_id, instance_uuid, name):
+            self.store.update("ports", port_id, {"security_groups": groups})
 
     # --- allocation ------------------------------------------------------------------------
 

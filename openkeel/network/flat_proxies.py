@@ -13,7 +13,7 @@ import ipaddress
 from typing import Any, NoReturn
 
 from openkeel.db.network_store import NetworkStore
-from openkeel.network import errors
+from openkeel.network import errors, port_groups
 from openkeel.network.adapter import (
     IngressRule,
     InstanceNetRef,
@@ -23,6 +23,7 @@ from openkeel.network.adapter import (
 )
 from openkeel.network.embedded.faults import NetworkFault
 from openkeel.network.embedded.service import Caller, NetworkService, Row
+from openkeel.network.port_groups import nova_rule
 
 _GROUP_REFUSALS = (400, 409)
 
@@ -31,23 +32,9 @@ def _caller(caller: Requester) -> Caller:
     return Caller(caller.project_id, caller.is_admin)
 
 
-def nova_rule(rule: Row) -> dict[str, Any]:
-    """A Neutron rule in Nova's form (whole TCP/UDP range, or -1 for other protocols, when the
-    rule names a protocol but no ports)."""
-    low, high = rule["port_range_min"], rule["port_range_max"]
-    protocol = rule["protocol"]
-    if protocol and low is None and high is None:
-        low, high = (1, 65535) if protocol.upper() in ("TCP", "UDP") else (-1, -1)
-    return {"id": rule["id"], "parent_group_id": rule["security_group_id"], "protocol": protocol,
-            "from_port": low, "to_port": high, "group_id": rule["remote_group_id"],
-            "cidr": rule["remote_ip_prefix"] or "0.0.0.0/0"}  # fmt: skip
-
-
 def nova_group(service: NetworkService, group: Row) -> dict[str, Any]:
     """A Neutron group in Nova's form: its ingress rules only."""
-    rules = [r for r in service.rules_of(group["id"]) if r["direction"] == "ingress"]
-    return {"id": group["id"], "name": group["name"], "description": group["description"],
-            "project_id": group["project_id"], "rules": [nova_rule(r) for r in rules]}  # fmt: skip
+    return port_groups.nova_group(group, service.rules_of(group["id"]))
 
 
 def _neutron_rule(rule: IngressRule) -> dict[str, Any]:
