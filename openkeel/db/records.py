@@ -99,7 +99,8 @@ class InstanceRecords:
         expected_task_state: ExpectedState = UNSET,
         expected_vm_state: ExpectedState = UNSET,
     ) -> Instance:
-        """Apply ``changes`` if the states are as expected (raises the CAS conflict errors)."""
+        """Apply ``changes`` if the states are as expected (raises the CAS conflict errors);
+        ``updated_at`` comes from this host's clock, which the periodic tasks compare with."""
         with self.db.begin() as conn:
             return instance_repo.update(
                 conn,
@@ -107,6 +108,7 @@ class InstanceRecords:
                 changes,
                 expected_task_state=expected_task_state,
                 expected_vm_state=expected_vm_state,
+                now=self.clock.now(),
             )
 
     def apply(
@@ -125,6 +127,7 @@ class InstanceRecords:
                 changes,
                 expected_task_state=expected_task_state,
                 expected_vm_state=expected_vm_state,
+                now=self.clock.now(),
             )
 
     def soft_delete(self, uuid: str) -> Instance:

@@ -247,8 +247,10 @@ def apply(
     *,
     expected_task_state: ExpectedState = UNSET,
     expected_vm_state: ExpectedState = UNSET,
+    now: datetime.datetime | None = None,
 ) -> None:
     """Apply ``changes`` if the row still has the expected states (compare-and-swap).
+    ``now``: the ``updated_at`` to stamp (the caller's clock; the wall clock by default).
 
     Raises ``UnexpectedTaskStateError`` (``UnexpectedDeletingTaskStateError`` when the actual
     task state is ``deleting``), ``InstanceUpdateConflict`` for a vm_state mismatch, or
@@ -263,13 +265,13 @@ def apply(
     columns = {k: v for k, v in values.items() if k not in EXTRA_FIELDS | RELATED_FIELDS}
     if "flavor" in values:
         columns.update(_flavor_columns(values["flavor"]))
-    columns["updated_at"] = utcnow()
+    columns["updated_at"] = now or utcnow()
     where = [INST.c.uuid == uuid, INST.c.deleted == 0]
     where += [_state_clause(INST.c[name], allowed) for name, allowed in expected.items()]
     if conn.execute(sa.update(INST).where(*where).values(columns)).rowcount == 0:
         _raise_conflict(conn, uuid, expected)
-    _update_extra(conn, uuid, values)
     now = columns["updated_at"]
+    _update_extra(conn, uuid, values, now)
     if "metadata" in values:
         replace_key_values(conn, rows.META, uuid, values["metadata"], now)
     if "system_metadata" in values:
@@ -285,6 +287,7 @@ def update(
     *,
     expected_task_state: ExpectedState = UNSET,
     expected_vm_state: ExpectedState = UNSET,
+    now: datetime.datetime | None = None,
 ) -> Instance:
     """``apply`` the changes, then return the updated instance."""
     apply(
@@ -293,6 +296,7 @@ def update(
         changes,
         expected_task_state=expected_task_state,
         expected_vm_state=expected_vm_state,
+        now=now,
     )
     return get(conn, uuid)
 
@@ -318,7 +322,9 @@ def _raise_conflict(conn: sa.Connection, uuid: str, expected: dict[str, list[str
     raise InstanceUpdateConflict(uuid, wanted, actual)
 
 
-def _update_extra(conn: sa.Connection, uuid: str, values: Mapping[str, Any]) -> None:
+def _update_extra(
+    conn: sa.Connection, uuid: str, values: Mapping[str, Any], now: datetime.datetime
+) -> None:
     if not EXTRA_FIELDS & values.keys():
         return
     extra = rows.EXTRA
@@ -326,7 +332,7 @@ def _update_extra(conn: sa.Connection, uuid: str, values: Mapping[str, Any]) -> 
         sa.select(extra.c.flavor).where(extra.c.instance_uuid == uuid, extra.c.deleted == 0)
     ).scalar()
     flavors = rows.flavors_from_json(current)
-    set_values: dict[str, Any] = {"updated_at": utcnow()}
+    set_values: dict[str, Any] = {"updated_at": now}
     if {"flavor", "old_flavor", "new_flavor"} & values.keys():
         cur = values.get("flavor") or flavors["cur"]
         if cur is None:
