@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import datetime
 import socket
-import uuid
 import urllib.request
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
