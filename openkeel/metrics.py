@@ -6,7 +6,7 @@ dictionary lookup and one lock per sample: a few microseconds); ``/metrics`` on 
 and ``[metrics] port`` on the others expose them (``openkeel.runtime.observability``).
 
 Who records: the API apps (requests per route template and status), ``openkeel.rpc.client``
-(calls and casts per method), ``openkeel.compute.operations.build`` (build outcomes),
+(calls and casts per method), ``openkeel.rpc.server`` (messages handled), ``openkeel.compute.operations.build`` (build outcomes),
 ``openkeel.runtime.periodic`` (periodic task durations).
 """
 
@@ -39,6 +39,12 @@ RPC_FAILURES = Counter(
     "openkeel_rpc_call_failures",
     "RPC calls answered with an error or not answered, per topic and method.",
     ["topic", "method"],
+)
+RPC_HANDLED = Histogram(
+    "openkeel_rpc_handled_duration_seconds",
+    "Time an RPC server took to handle a message, per method and outcome (ok or error).",
+    ["method", "outcome"],
+    buckets=(0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 30.0, 120.0),
 )
 BUILDS = Counter(
     "openkeel_builds",
@@ -85,6 +91,10 @@ def count_rpc(topic: str, method: str, kind: str) -> None:
 
 def count_rpc_failure(topic: str, method: str) -> None:
     RPC_FAILURES.labels(rpc_topic(topic), method).inc()
+
+
+def observe_rpc_handled(method: str, ok: bool, seconds: float) -> None:
+    RPC_HANDLED.labels(method, "ok" if ok else "error").observe(seconds)
 
 
 def count_build(outcome: str) -> None:

@@ -19,6 +19,7 @@ from openkeel.api.services import ApiServices
 from openkeel.conf import make_config
 from openkeel.rpc.client import RpcClient
 from openkeel.rpc.message import CallContext, Target
+from openkeel.rpc.server import RpcServer
 from openkeel.rpc.transport import get_transport
 from openkeel.runtime.clock import FakeClock
 from openkeel.runtime.observability import Observed, api_of, start_metrics_server
@@ -130,6 +131,28 @@ def test_rpc_calls_and_casts_are_counted_per_topic_and_method() -> None:
         after = sample("openkeel_rpc_messages_total", topic="compute", method="ping", kind="cast")
         assert after == before + 1
     finally:
+        transport.close()
+
+
+def test_rpc_messages_handled_are_timed_per_method_and_outcome() -> None:
+    class Endpoint:
+        rpc_namespace = None
+        rpc_version = "1.0"
+
+        def echo(self, context: CallContext, value: int) -> int:
+            return value
+
+    transport = get_transport(f"inproc://{uuid.uuid4().hex}")
+    server = RpcServer(transport, Target(topic="obs"), [Endpoint()])
+    server.start()
+    try:
+        count = sample("openkeel_rpc_handled_duration_seconds_count", method="echo", outcome="ok")
+        client = RpcClient(transport, Target(topic="obs"))
+        assert client.call(CallContext(), "echo", value=3) == 3
+        after = sample("openkeel_rpc_handled_duration_seconds_count", method="echo", outcome="ok")
+        assert after == count + 1
+    finally:
+        server.stop()
         transport.close()
 
 
