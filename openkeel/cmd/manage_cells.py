@@ -21,7 +21,7 @@ from openkeel.cmd.manage_cli import (
 )
 from openkeel.db import cell_admin, cells
 
-CELL_NOT_FOUND = "Cell with uuid {} was not found."
+CELL_NOT_FOUND = "Cell with uuid {cell} was not found."
 
 
 def add_actions(actions: Any) -> None:
@@ -85,7 +85,7 @@ def _list_hosts(conf: cfg.ConfigOpts) -> int:
         try:
             mappings = cell_admin.list_host_mappings(api, cell_uuid)
         except cells.CellMappingNotFound:
-            print(CELL_NOT_FOUND.format(cell_uuid))
+            print(CELL_NOT_FOUND.format(cell=cell_uuid))
             return 1
     rows = [[m.cell.name or "None", m.cell.uuid, m.host] for m in mappings]
     print(render_table(["Cell Name", "Cell UUID", "Hostname"], rows))
@@ -98,7 +98,7 @@ def _update_cell(conf: cfg.ConfigOpts) -> int:
         try:
             cell = cells.get_cell(api, cell_uuid)
         except cells.CellMappingNotFound:
-            print(CELL_NOT_FOUND.format(cell_uuid))
+            print(CELL_NOT_FOUND.format(cell=cell_uuid))
             return 1
         values: dict[str, Any] = {}
         if arg(conf, "name"):
@@ -143,23 +143,26 @@ def _enablement(conf: cfg.ConfigOpts, cell: cells.CellMapping, values: dict[str,
     return 0
 
 
+# delete_host's refusals: exit code and message, by error.
+DELETE_HOST_REFUSALS: tuple[tuple[type[Exception], int, str], ...] = (
+    (cells.CellMappingNotFound, 1, CELL_NOT_FOUND),
+    (cell_admin.HostMappingNotFound, 2, "The host {host} was not found."),
+    (cell_admin.HostInOtherCell, 3, "The host {host} was not found in the cell {cell}."),
+    (cell_admin.HostHasInstances, 4, "There are instances on the host {host}."),
+)
+
+
 def _delete_host(conf: cfg.ConfigOpts) -> int:
     cell_uuid, host = arg(conf, "cell_uuid"), arg(conf, "host")
     with api_engine(conf) as api:
         try:
             cell_admin.delete_host(api, cell_uuid, host)
-        except cells.CellMappingNotFound:
-            print(CELL_NOT_FOUND.format(cell_uuid))
-            return 1
-        except cell_admin.HostMappingNotFound:
-            print(f"The host {host} was not found.")
-            return 2
-        except cell_admin.HostInOtherCell:
-            print(f"The host {host} was not found in the cell {cell_uuid}.")
-            return 3
-        except cell_admin.HostHasInstances:
-            print(f"There are instances on the host {host}.")
-            return 4
+        except cells.CellError as exc:
+            for error, code, message in DELETE_HOST_REFUSALS:
+                if isinstance(exc, error):
+                    print(message.format(cell=cell_uuid, host=host))
+                    return code
+            raise
     return 0
 
 
