@@ -17,6 +17,7 @@ from __future__ import annotations
 import datetime
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 import sqlalchemy as sa
 
@@ -178,8 +179,18 @@ def _move(
             connection.execute(sa.delete(child).where(child_where))
     shadow = cell_schema.metadata.tables[shadow_name(table.name)]
     columns = [column.name for column in table.c]
-    connection.execute(sa.insert(shadow).from_select(columns, sa.select(*table.c).where(where)))
+    cast = connection.dialect.name == "postgresql"
+    values = [_as_shadow(column, shadow.c[column.name]) if cast else column for column in table.c]
+    connection.execute(sa.insert(shadow).from_select(columns, sa.select(*values).where(where)))
     batch.add(table.name, connection.execute(sa.delete(table).where(where)).rowcount)
+
+
+def _as_shadow(column: sa.Column[Any], shadow: sa.Column[Any]) -> sa.ColumnElement[Any]:
+    """``column`` as the shadow column's type on PostgreSQL, which names each enum type after
+    its table (``migration_type`` vs ``shadow_migration_type``): enums go through text."""
+    if isinstance(column.type, sa.Enum):
+        return sa.cast(sa.cast(column, sa.String(255)), shadow.type).label(column.name)
+    return column
 
 
 def _referencing(table: sa.Table) -> list[tuple[sa.Table, sa.ForeignKey]]:
