@@ -52,6 +52,10 @@ class Observed:
         self.metrics_on = metrics_on
         self._health_paths = {HEALTH_PATH} | {p + HEALTH_PATH for p, _ in API_PREFIXES}
 
+    def __getattr__(self, name: str) -> Any:
+        # Transparent for whoever looks inside the app it wraps (its workers, its services).
+        return getattr(self.app, name)
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
