@@ -369,10 +369,7 @@ def _add_to_aggregate(
         current = placement.get_aggregates(provider)
         if aggregate not in current:
             placement.set_aggregates(provider, current | {aggregate})
-    except perr.ResourceProviderNotFound:
-        missing[host] = provider
-        return 0
-    except perr.PlacementNotFound:
+    except perr.PlacementNotFound:  # the provider is gone
         missing[host] = provider
         return 0
     except perr.PlacementError as exc:

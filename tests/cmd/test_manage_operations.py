@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
+from prometheus_client import REGISTRY
 
 from openkeel.clients.placement_embedded import EmbeddedPlacement
+from openkeel.cmd.main import main as openkeel_main
 from openkeel.cmd.manage import main
 from openkeel.db import cells
 from openkeel.db.schema import api as api_schema
@@ -71,6 +73,18 @@ def delete(cloud: Cloud, server_id: str) -> None:
 def node_provider(cloud: Cloud) -> str:
     (provider,) = [p.uuid for p in cloud.placement.list_providers() if p.name == "cmp1-node"]
     return provider
+
+
+def test_builds_are_counted_by_outcome(cloud: Cloud) -> None:
+    before = REGISTRY.get_sample_value("openkeel_builds_total", {"outcome": "active"}) or 0.0
+    boot(cloud)
+    assert REGISTRY.get_sample_value("openkeel_builds_total", {"outcome": "active"}) == before + 1
+
+
+def test_openkeel_manage_dispatches_to_nova_manage(conf: Path, capsys: Capture) -> None:
+    assert openkeel_main(["manage", "--config-file", str(conf), "cell_v2", "list_cells"]) == 0
+    assert "| Name |" in capsys.readouterr().out.replace("  ", " ")
+    assert openkeel_main(["manage", "--config-file", str(conf), "cell_v2", "nonsense"]) == 2
 
 
 # -- cell_v2 ------------------------------------------------------------------------------
