@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import sqlalchemy as sa
 from oslo_config import cfg
 
 from openkeel.cmd.manage_cli import (
@@ -70,12 +71,20 @@ def add_actions(actions: Any) -> None:
 def _discover_hosts(conf: cfg.ConfigOpts) -> int:
     verbose = arg(conf, "verbose")
     with api_engine(conf) as api:
-        hosts = cell_admin.discover_hosts(
-            api,
-            arg(conf, "cell_uuid"),
-            by_service=arg(conf, "by_service"),
-            report=print if verbose else lambda _: None,
-        )
+        try:
+            hosts = cell_admin.discover_hosts(
+                api,
+                arg(conf, "cell_uuid"),
+                by_service=arg(conf, "by_service"),
+                report=print if verbose else lambda _: None,
+            )
+        except sa.exc.IntegrityError as exc:  # another discover_hosts mapped it meanwhile
+            print(
+                "ERROR: Duplicate host mapping was encountered. This command should be run once "
+                "after all compute hosts have been deployed and should not be run in parallel. "
+                f"Error: {exc.orig}"
+            )
+            return 2
     return int(not hosts) if arg(conf, "strict") else 0
 
 
