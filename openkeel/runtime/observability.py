@@ -1,7 +1,8 @@
 """Health check and Prometheus metrics of a role (decision 0061).
 
-``Observed`` wraps an HTTP role's whole ASGI app (the compute API with the image, identity and
-network APIs it serves under ``/image``, ``/identity`` and ``/networking``):
+``Observed`` wraps an HTTP role's whole ASGI app (the compute API with the image, identity,
+network and metadata APIs it may serve under ``/image``, ``/identity``, ``/networking`` and
+``/metadata``; the metadata role on its own port):
 
 - ``GET|HEAD /healthcheck`` (also under each of those prefixes) answers as oslo.middleware's
   healthcheck with its ``disable_by_file`` backend: 200 ``OK`` (text/plain, or
@@ -39,15 +40,27 @@ ROUTE_KEY = "openkeel.route"
 HEALTH_PATH = "/healthcheck"
 METRICS_PATH = "/metrics"
 # Path prefix -> the API label; anything else is the compute API.
-API_PREFIXES = (("/image", "image"), ("/identity", "identity"), ("/networking", "network"))
+API_PREFIXES = (
+    ("/image", "image"),
+    ("/identity", "identity"),
+    ("/networking", "network"),
+    ("/metadata", "metadata"),
+)
 UNMATCHED = "unmatched"
 
 
 class Observed:
     """``app`` with ``/healthcheck`` and ``/metrics``, and its requests measured."""
 
-    def __init__(self, app: ASGIApp, disable_by_file_path: str | None, metrics_on: bool) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        disable_by_file_path: str | None,
+        metrics_on: bool,
+        default_api: str = "compute",
+    ) -> None:
         self.app = app
+        self.default_api = default_api
         self.disable_by_file_path = disable_by_file_path
         self.metrics_on = metrics_on
         self._health_paths = {HEALTH_PATH} | {p + HEALTH_PATH for p, _ in API_PREFIXES}
@@ -87,7 +100,7 @@ class Observed:
             await self.app(scope, receive, sending)
         finally:
             metrics.observe_request(
-                api_of(scope["path"]),
+                api_of(scope["path"], self.default_api),
                 scope["method"],
                 scope.get(ROUTE_KEY, UNMATCHED),
                 status,
@@ -112,17 +125,18 @@ class Observed:
             await _reply(send, status, b"text/plain; charset=UTF-8", reason.encode())
 
 
-def observed(app: ASGIApp, conf: cfg.ConfigOpts) -> Observed:
-    """``app`` wrapped as the configuration says."""
-    return Observed(app, conf.healthcheck.disable_by_file_path, conf.metrics.enabled)
+def observed(app: ASGIApp, conf: cfg.ConfigOpts, default_api: str = "compute") -> Observed:
+    """``app`` wrapped as the configuration says (``default_api``: the label of the paths
+    outside the known prefixes)."""
+    return Observed(app, conf.healthcheck.disable_by_file_path, conf.metrics.enabled, default_api)
 
 
-def api_of(path: str) -> str:
+def api_of(path: str, default: str = "compute") -> str:
     """The API a path belongs to (the ``api`` label)."""
     for prefix, name in API_PREFIXES:
         if path.startswith(prefix) and (len(path) == len(prefix) or path[len(prefix)] == "/"):
             return name
-    return "compute"
+    return default
 
 
 def start_metrics_server(conf: cfg.ConfigOpts) -> Any:

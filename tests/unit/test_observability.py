@@ -120,6 +120,8 @@ def test_api_label_follows_the_path_prefix() -> None:
     assert api_of("/networking/v2.0/ports") == "network"
     assert api_of("/imagery") == "compute"
     assert api_of("/v2.1/servers") == "compute"
+    assert api_of("/metadata/openstack/latest") == "metadata"
+    assert api_of("/openstack/latest", "metadata") == "metadata"
 
 
 def test_rpc_calls_and_casts_are_counted_per_topic_and_method() -> None:
