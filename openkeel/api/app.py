@@ -50,6 +50,7 @@ from openkeel.api.services import ApiServices
 from openkeel.domain.errors import ComputeError, Invalid, Unauthorized
 from openkeel.logcontext import LogContext, bound, set_current
 from openkeel.runtime.asgi import base_url, scope_headers
+from openkeel.runtime.observability import ROUTE_KEY
 
 LOG = logging.getLogger(__name__)
 
@@ -170,6 +171,7 @@ class ComputeApiApp:
         if found is None:
             return self._fault(Fault(404, NOT_FOUND_MESSAGE), None, mount)
         route, params = found
+        scope[ROUTE_KEY] = route.template
         version: APIVersion | None = None
         try:
             version = self._version(mount, headers)

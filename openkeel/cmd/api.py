@@ -33,6 +33,7 @@ from openkeel.network.embedded.service import Caller as NetworkCaller
 from openkeel.network.embedded.service import NetworkService
 from openkeel.network_api.app import Identify as NetworkIdentify
 from openkeel.network_api.app import build_network_app
+from openkeel.runtime.observability import observed, start_metrics_server
 
 LOG = logging.getLogger(__name__)
 
@@ -137,7 +138,7 @@ def api_app(
         app = WithIdentityDiscovery(app)
     if metadata_api:
         app = with_metadata_api(app, conf, services.api_db, services.cell_dbs)
-    return app
+    return observed(app, conf)
 
 
 def api_server(
@@ -197,5 +198,6 @@ def run(config_files: Sequence[str]) -> int:
                 images=glance_client(conf.glance), **api_clients(transport),
             )  # fmt: skip
             server = api_server(services, host, port)
+            start_metrics_server(conf)
         server.run(sockets=[sock])
     return 0

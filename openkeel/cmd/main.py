@@ -1,4 +1,5 @@
-"""The ``openkeel`` command: dispatches to ``all-in-one``, the roles and ``manage``."""
+"""The ``openkeel`` command: dispatches to ``all-in-one``, the roles, and the operator
+tools ``manage``, ``status`` and ``policy``."""
 
 from __future__ import annotations
 
@@ -15,6 +16,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         from openkeel.cmd import manage
 
         return manage.main(args[1:])
+    if args and args[0] == "status":
+        from openkeel.cmd import status
+
+        return status.main(args[1:])
+    if args and args[0] == "policy":
+        from openkeel.cmd.policy import main as policy_main
+
+        return policy_main(args[1:])
     parser = argparse.ArgumentParser(prog="openkeel", description="OpenStack Compute on KubeVirt")
     sub = parser.add_subparsers(dest="command", required=True)
     aio = sub.add_parser("all-in-one", help="start a whole cloud on the embedded default")
@@ -35,7 +44,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     api.add_argument("--config-file", action="append", default=[], required=True)
     meta = sub.add_parser("metadata", help="run the metadata API role (guests' metadata)")
     meta.add_argument("--config-file", action="append", default=[], required=True)
-    sub.add_parser("manage", help="database and cell administration (nova-manage)")
+    sub.add_parser("manage", help="database, cell and placement administration (nova-manage)")
+    sub.add_parser("status", help="upgrade readiness checks (nova-status upgrade check)")
+    sub.add_parser("policy", help="policy rules: list, check, sample file (nova-policy)")
     for role in ("conductor", "scheduler", "compute", "novncproxy", "serialproxy"):
         one = sub.add_parser(role, help=f"run the {role} role from configuration files")
         one.add_argument("--config-file", action="append", default=[], required=True)

@@ -1,4 +1,4 @@
-"""``nova-manage`` for openkeel: ``api_db``, ``db`` and ``cell_v2`` database administration.
+"""``nova-manage`` for openkeel: ``api_db``, ``db``, ``cell_v2``, ``placement`` and ``identity``.
 
 ``main`` parses Nova's command line (``--config-file`` and the category /
 action sub-commands), prints Nova's messages and returns Nova's exit codes.
@@ -7,22 +7,24 @@ The database work is in ``openkeel.db.cells``.
 
 from __future__ import annotations
 
-import argparse
-import contextlib
 import sys
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-import sqlalchemy as sa
 from oslo_config import cfg
 
+from openkeel.cmd import manage_cells, manage_db, manage_placement
+from openkeel.cmd.manage_cli import Handler, render_table
+from openkeel.cmd.manage_cli import action as _action
+from openkeel.cmd.manage_cli import api_engine as _api_engine
+from openkeel.cmd.manage_cli import arg as _arg
+from openkeel.cmd.manage_cli import database_connection as _database_connection
+from openkeel.cmd.manage_cli import option as _option
+from openkeel.cmd.manage_cli import transport_url as _transport_url
+from openkeel.conf import services as conf_services
 from openkeel.db import cells, migrate
-from openkeel.db.engine import make_engine
-
-Handler = Callable[[cfg.ConfigOpts], int | None]
-ARG = "arg_"  # prefix of sub-command argument dests, so they never shadow config options
 
 CELL0_ERROR = (
     "ERROR: Could not access cell0.\n"
@@ -62,6 +64,7 @@ def register_options(conf: cfg.ConfigOpts) -> None:
         group="database",
     )
     conf.register_opt(cfg.StrOpt("transport_url", secret=True, help="Messaging transport URL."))
+    conf_services.register(conf)  # [placement] for the placement category
 
 
 def _parse(args: list[str]) -> cfg.ConfigOpts:
@@ -84,20 +87,8 @@ def _add_categories(subparsers: Any) -> None:
     _add_db(subparsers.add_parser("db").add_subparsers(dest="action", required=True))
     _add_cell_v2(subparsers.add_parser("cell_v2").add_subparsers(dest="action", required=True))
     _add_identity(subparsers.add_parser("identity").add_subparsers(dest="action", required=True))
-
-
-def _action(actions: Any, name: str, handler: Handler, help_: str) -> argparse.ArgumentParser:
-    parser: argparse.ArgumentParser = actions.add_parser(name, help=help_)
-    parser.set_defaults(**{ARG + "handler": handler})
-    return parser
-
-
-def _option(parser: argparse.ArgumentParser, *flags: str, dest: str, **kwargs: Any) -> None:
-    parser.add_argument(*flags, dest=ARG + dest, **kwargs)
-
-
-def _arg(conf: cfg.ConfigOpts, name: str) -> Any:
-    return getattr(conf.category, ARG + name)
+    placement = subparsers.add_parser("placement").add_subparsers(dest="action", required=True)
+    manage_placement.add_actions(placement)
 
 
 def _add_api_db(actions: Any) -> None:
@@ -119,6 +110,7 @@ def _add_db(actions: Any) -> None:
         help="Only sync db in the local cell: do not attempt to fan-out to all cells",
     )
     _action(actions, "version", _db_version, "Print the current database version.")
+    manage_db.add_actions(actions)
 
 
 def _add_identity(actions: Any) -> None:
@@ -150,6 +142,7 @@ def _identity_bootstrap(conf: cfg.ConfigOpts) -> int:
 
 
 def _add_cell_v2(actions: Any) -> None:
+    manage_cells.add_actions(actions)
     map_cell0 = _action(actions, "map_cell0", _map_cell0, "Create a cell mapping for cell0.")
     _option(
         map_cell0,
@@ -222,15 +215,6 @@ def _add_cell_v2(actions: Any) -> None:
         metavar="<transport_url>",
         help="The transport url for the cell message queue",
     )
-
-
-@contextlib.contextmanager
-def _api_engine(conf: cfg.ConfigOpts) -> Iterator[sa.Engine]:
-    engine = make_engine(conf.api_database.connection)
-    try:
-        yield engine
-    finally:
-        engine.dispose()
 
 
 def _api_db_sync(conf: cfg.ConfigOpts) -> int:
@@ -306,56 +290,6 @@ def _create_cell(conf: cfg.ConfigOpts) -> int:
     return 0
 
 
-def _transport_url(conf: cfg.ConfigOpts) -> str | None:
-    url: str | None = _arg(conf, "transport_url")
-    if not url:
-        if not conf.transport_url:
-            print(
-                "Must specify --transport-url if [DEFAULT]/transport_url is not set in the "
-                "configuration file."
-            )
-            return None
-        print(
-            "--transport-url not provided in the command line, using the value "
-            "[DEFAULT]/transport_url from the configuration file"
-        )
-        url = str(conf.transport_url)
-    problem = _transport_url_problem(url)
-    if problem:
-        print(f"Invalid transport URL: {problem}")
-        return None
-    return url
-
-
-def _transport_url_problem(url: str) -> str | None:
-    parsed = urlsplit(url)
-    if not parsed.scheme:
-        return "No scheme specified"
-    try:
-        for host in parsed.netloc.rpartition("@")[2].split(","):
-            _ = urlsplit(f"//{host}").port
-    except ValueError as exc:
-        return str(exc)
-    return None
-
-
-def _database_connection(conf: cfg.ConfigOpts) -> str | None:
-    url: str | None = _arg(conf, "database_connection")
-    if url:
-        return url
-    if not conf.database.connection:
-        print(
-            "Must specify --database_connection if [database]/connection is not set in the "
-            "configuration file."
-        )
-        return None
-    print(
-        "--database_connection not provided in the command line, using the value "
-        "[database]/connection from the configuration file"
-    )
-    return str(conf.database.connection)
-
-
 def _list_cells(conf: cfg.ConfigOpts) -> int:
     with _api_engine(conf) as api:
         mappings = cells.list_cells(api)
@@ -385,17 +319,6 @@ def _mask_password(url: str | None) -> str:
         netloc = netloc[:colon] + ":****@" + netloc[at + 1 :]
     # Like Nova, re-assembling drops an empty authority: none:/// -> none:/
     return urlunsplit(parsed._replace(netloc=netloc))
-
-
-def render_table(header: list[str], rows: list[list[str]]) -> str:
-    """A table in prettytable's default style (centred cells), as nova-manage prints."""
-    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
-    rule = "+" + "+".join("-" * (width + 2) for width in widths) + "+"
-
-    def line(cells_: list[str]) -> str:
-        return "|" + "|".join(f" {c.center(w)} " for c, w in zip(cells_, widths, strict=True)) + "|"
-
-    return "\n".join([rule, line(header), rule, *(line(row) for row in rows), rule])
 
 
 def _delete_cell(conf: cfg.ConfigOpts) -> int:

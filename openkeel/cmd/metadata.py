@@ -19,6 +19,7 @@ from oslo_config import cfg
 from openkeel.cmd import logs, preflight
 from openkeel.metadata.app import build_metadata_app
 from openkeel.metadata.records import GuestRecords
+from openkeel.runtime.observability import observed, start_metrics_server
 
 PREFIX = "/metadata"
 
@@ -56,7 +57,10 @@ def run(config_files: Sequence[str]) -> int:
     host, port = conf.metadata_listen, conf.metadata_listen_port
     with preflight.listen(host, port) as sock, contextlib.ExitStack():
         with preflight.starting("start-up"):
-            app = build_metadata_app(conf, guest_records(conf, api_db, cell_dbs))
+            app = observed(
+                build_metadata_app(conf, guest_records(conf, api_db, cell_dbs)), conf, "metadata"
+            )
+            start_metrics_server(conf)
             config = uvicorn.Config(app, host=host, port=port, loop="uvloop", lifespan="on",
                                     log_level="warning", log_config=None, access_log=False)  # fmt: skip
             server = uvicorn.Server(config)

@@ -29,6 +29,7 @@ from openkeel.cmd.roles import (
 from openkeel.compute.service import ComputeService
 from openkeel.db import cells
 from openkeel.rpc.transport import get_transport
+from openkeel.runtime.observability import start_metrics_server
 from openkeel.virt.loading import KUBEVIRT, compute_hosts, load_driver
 
 ROLES = ("conductor", "scheduler", "compute")
@@ -125,6 +126,7 @@ def run(role: str, config_files: Sequence[str]) -> int:
     logs.setup(conf, f"openkeel-{role}")
     with preflight.starting("start-up"):
         roles = start(role, conf)
+        start_metrics_server(conf)
     print(f"OpenKeel {role} running on {conf.transport_url.split('@')[-1]}", flush=True)
     stopping = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):

@@ -151,7 +151,7 @@ def list_cells(api: sa.Engine) -> list[CellMapping]:
     """All cell mappings, in creation order."""
     with api.connect() as connection:
         rows = connection.execute(sa.select(_cells).order_by(_cells.c.id)).mappings().all()
-    return [_to_cell(row) for row in rows]
+    return [to_cell(row) for row in rows]
 
 
 def get_cell(api: sa.Engine, cell_uuid: str) -> CellMapping:
@@ -161,7 +161,7 @@ def get_cell(api: sa.Engine, cell_uuid: str) -> CellMapping:
         found = row.one_or_none()
     if found is None:
         raise CellMappingNotFound(cell_uuid)
-    return _to_cell(found)
+    return to_cell(found)
 
 
 def delete_cell(api: sa.Engine, cell_uuid: str, *, force: bool = False) -> None:
@@ -195,7 +195,7 @@ def compute_hosts(cell_url: str) -> list[str]:
     """Hosts of the live compute nodes in a cell database."""
     nodes = cell_schema.compute_nodes
     query = sa.select(nodes.c.host).where(nodes.c.deleted == 0, nodes.c.host.is_not(None))
-    with _cell_engine(cell_url) as engine, engine.connect() as connection:
+    with cell_engine(cell_url) as engine, engine.connect() as connection:
         return sorted(set(connection.execute(query.distinct()).scalars()))
 
 
@@ -224,12 +224,12 @@ def map_instances(api: sa.Engine, cell: CellMapping) -> int:
     """Map every instance of ``cell`` (deleted ones too) that has no mapping; return how many."""
     instances = cell_schema.instances
     query = sa.select(instances.c.uuid, instances.c.project_id, instances.c.user_id)
-    with _cell_engine(cell.database_connection) as engine, engine.connect() as connection:
+    with cell_engine(cell.database_connection) as engine, engine.connect() as connection:
         found = connection.execute(query.order_by(instances.c.created_at)).all()
     mappings = api_schema.instance_mappings
     with api.begin() as connection:
         mapped = set(connection.execute(sa.select(mappings.c.instance_uuid)).scalars())
-        rows = [_instance_mapping_row(cell, row) for row in found if row.uuid not in mapped]
+        rows = [instance_mapping_row(cell, row) for row in found if row.uuid not in mapped]
         if rows:
             connection.execute(sa.insert(mappings), rows)
     return len(rows)
@@ -289,7 +289,7 @@ def discover_hosts(api: sa.Engine, cell: CellMapping) -> list[str]:
     """Map the cell's compute nodes not yet marked mapped (``cell_v2 discover_hosts``)."""
     nodes = cell_schema.compute_nodes
     unmapped = sa.and_(nodes.c.deleted == 0, nodes.c.mapped == 0, nodes.c.host.is_not(None))
-    with _cell_engine(cell.database_connection) as engine, engine.begin() as connection:
+    with cell_engine(cell.database_connection) as engine, engine.begin() as connection:
         hosts = sorted(set(connection.execute(sa.select(nodes.c.host).where(unmapped)).scalars()))
         new = [host for host in hosts if host_cell_uuid(api, host) is None]
         map_hosts(api, cell, new)
@@ -332,7 +332,7 @@ def _cell_for_hosts(
     return cell, missing
 
 
-def _instance_mapping_row(cell: CellMapping, row: sa.Row[Any]) -> dict[str, Any]:
+def instance_mapping_row(cell: CellMapping, row: sa.Row[Any]) -> dict[str, Any]:
     return {
         "instance_uuid": row.uuid,
         "cell_id": cell.id,
@@ -351,7 +351,7 @@ def _insert_cell(api: sa.Engine, **values: Any) -> CellMapping:
     return CellMapping(id=int(key[0]), **values)
 
 
-def _to_cell(row: sa.RowMapping) -> CellMapping:
+def to_cell(row: sa.RowMapping) -> CellMapping:
     return CellMapping(
         id=row["id"],
         uuid=row["uuid"],
@@ -372,18 +372,18 @@ def _count(api: sa.Engine, table: sa.Table, where: sa.ColumnElement[bool]) -> in
 def _cell_has_live_instances(cell: CellMapping) -> bool:
     instances = cell_schema.instances
     query = sa.select(instances.c.id).where(instances.c.deleted == 0).limit(1)
-    with _cell_engine(cell.database_connection) as engine, engine.connect() as connection:
+    with cell_engine(cell.database_connection) as engine, engine.connect() as connection:
         return connection.execute(query).first() is not None
 
 
 def _unmap_compute_nodes(cell: CellMapping) -> None:
     nodes = cell_schema.compute_nodes
-    with _cell_engine(cell.database_connection) as engine, engine.begin() as connection:
+    with cell_engine(cell.database_connection) as engine, engine.begin() as connection:
         connection.execute(sa.update(nodes).where(nodes.c.deleted == 0).values(mapped=0))
 
 
 @contextlib.contextmanager
-def _cell_engine(url: str | None) -> Iterator[sa.Engine]:
+def cell_engine(url: str | None) -> Iterator[sa.Engine]:
     """A short-lived engine on a cell database."""
     if not url:
         raise CellError("The cell mapping has no database_connection")

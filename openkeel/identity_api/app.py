@@ -85,7 +85,7 @@ class IdentityApiApp(PrefixedApp):
         self, scope: Scope, receive: Receive, headers: dict[str, str], root: str
     ) -> Reply:
         method: str = scope["method"]
-        ep, params = self.routes.match(method, scope["path"][len(PREFIX) :] or "/")
+        ep, params = self.routes.match(method, scope["path"][len(PREFIX) :] or "/", scope)
         req = IdentityRequest(
             method=method,
             params=params,

@@ -99,7 +99,7 @@ class ImageApiApp(PrefixedApp):
         self, scope: Scope, receive: Receive, headers: dict[str, str], request_id: str
     ) -> Reply:
         method: str = scope["method"]
-        ep, params = self.routes.match(method, scope["path"][len(PREFIX) :] or "/")
+        ep, params = self.routes.match(method, scope["path"][len(PREFIX) :] or "/", scope)
         caller = Caller(None)
         if not ep.anonymous:
             caller = await self.workers.run(self.identify, headers, request_id)

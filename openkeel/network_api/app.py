@@ -83,7 +83,7 @@ class NetworkApiApp(PrefixedApp):
         self, scope: Scope, receive: Receive, headers: dict[str, str], request_id: str
     ) -> Reply:
         method: str = scope["method"]
-        ep, params = self.routes.match(method, scope["path"][len(PREFIX) :] or "/")
+        ep, params = self.routes.match(method, scope["path"][len(PREFIX) :] or "/", scope)
         try:
             body = await read_body(receive, 1024 * 1024)
         except BodyTooLarge as exc:

@@ -12,6 +12,7 @@ import dataclasses
 import uuid
 from collections.abc import Mapping
 
+from openkeel import metrics
 from openkeel.rpc import errors
 from openkeel.rpc.message import (
     CallContext,
@@ -76,14 +77,23 @@ class RpcClient:
         """Invoke ``method`` on one server and return its result (or raise its error)."""
         if self.target.fanout:
             raise errors.InvalidTarget("A call cannot be sent to a fanout target")
-        reply = self.transport.call(self.target, self._message(context, method, args), self.timeout)
+        metrics.count_rpc(self.target.topic, method, "call")
+        try:
+            reply = self.transport.call(
+                self.target, self._message(context, method, args), self.timeout
+            )
+        except Exception:
+            metrics.count_rpc_failure(self.target.topic, method)
+            raise
         failure = reply["failure"]
         if failure is not None:
+            metrics.count_rpc_failure(self.target.topic, method)
             raise errors.rebuild(failure["cls"], failure["message"])
         return reply["result"]
 
     def cast(self, context: CallContext, method: str, **args: object) -> None:
         """Send ``method`` without waiting (to every server when the target is fanout)."""
+        metrics.count_rpc(self.target.topic, method, "cast")
         self.transport.cast(self.target, self._message(context, method, args))
 
     def _message(self, context: CallContext, method: str, args: Mapping[str, object]) -> Message:

@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import ClassVar, Protocol
 
+from openkeel import metrics
 from openkeel.logcontext import LogContext, bound
 from openkeel.rpc import errors
 from openkeel.rpc.message import (
@@ -102,12 +104,14 @@ class RpcServer:
         message = incoming.message
         result: Primitive = None
         failure = None
+        start = time.perf_counter()
         try:
             result = to_primitive(self.dispatch(message))
         except Exception as exc:
             if message["reply_to"] is None:
                 LOG.exception("Cast %s failed", message["method"])
             failure = describe(exc)
+        metrics.observe_rpc_handled(message["method"], failure is None, time.perf_counter() - start)
         if message["reply_to"] is not None:
             reply: Reply = {"msg_id": message["msg_id"], "result": result, "failure": failure}
             incoming.reply(reply)

@@ -15,6 +15,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from openkeel.runtime.observability import ROUTE_KEY
+
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
@@ -42,6 +44,7 @@ class BodyTooLarge(ValueError):
 
 @dataclass
 class _Path(Generic[E]):
+    template: str
     pattern: re.Pattern[str]
     methods: dict[str, E] = field(default_factory=dict)
 
@@ -63,15 +66,18 @@ class PathTable(Generic[E]):
     def add(self, method: str, template: str, ep: E) -> None:
         if template not in self._paths:
             regex = re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", template.rstrip("/") or "/")
-            self._paths[template] = _Path(re.compile(f"^{regex}/?$"))
+            self._paths[template] = _Path(template, re.compile(f"^{regex}/?$"))
         self._paths[template].methods[method] = ep
 
-    def find(self, method: str, path: str) -> tuple[E, dict[str, str]]:
-        """The endpoint and path parameters (NoRoute, NoMethod)."""
+    def find(self, method: str, path: str, scope: Scope | None = None) -> tuple[E, dict[str, str]]:
+        """The endpoint and path parameters (NoRoute, NoMethod); the template matched is left
+        in ``scope`` for the metrics (``observability.ROUTE_KEY``)."""
         for route in self._paths.values():
             found = route.pattern.match(path)
             if found is None:
                 continue
+            if scope is not None:
+                scope[ROUTE_KEY] = route.template
             ep = route.methods.get(method)
             if ep is None and method == "HEAD":
                 ep = route.methods.get("GET")
@@ -80,10 +86,10 @@ class PathTable(Generic[E]):
             return ep, found.groupdict()
         raise NoRoute(path)
 
-    def match(self, method: str, path: str) -> tuple[E, dict[str, str]]:
+    def match(self, method: str, path: str, scope: Scope | None = None) -> tuple[E, dict[str, str]]:
         """As :meth:`find`, with the service's errors."""
         try:
-            return self.find(method, path)
+            return self.find(method, path, scope)
         except NoMethod as exc:
             raise self._not_allowed(exc.allow) from exc
         except NoRoute as exc:

@@ -14,6 +14,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from openkeel import metrics
 from openkeel.runtime.clock import Clock
 
 LOG = logging.getLogger(__name__)
@@ -90,7 +91,8 @@ class PeriodicRunner:
     @staticmethod
     def _run(task: PeriodicTask) -> None:
         try:
-            task.function()
+            with metrics.timed_periodic_task(task.name):
+                task.function()
         except Exception:
             LOG.exception("Periodic task %s failed", task.name)
 

@@ -19,6 +19,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from openkeel import metrics
 from openkeel.compute import config_drive, guest
 from openkeel.compute.host import ComputeHost
 from openkeel.compute.operations.outcome import GONE, free_allocations, set_error
@@ -47,23 +48,26 @@ def build_and_run(host: ComputeHost, context: CallContext, args: BuildAndRunInst
     with host.locks.hold(uuid):
         host.records.event_start(uuid, context.request_id, EVENT, host.host)
         failure: BaseException | None = None
+        outcome = "active"
         try:
             _build(host, args)
         except GONE as exc:
             LOG.info("Instance %s was deleted during its build", uuid)
             _cleanup(host, uuid, args)
-            failure = exc
+            failure, outcome = exc, "deleted"
         except InstanceUpdateConflict as exc:
             LOG.warning("Build of %s lost a state race: %s", uuid, exc)
             _cleanup(host, uuid, args)
-            failure = exc
+            failure, outcome = exc, "conflict"
         except Exception as exc:
             LOG.exception("Build of instance %s failed", uuid)
-            failure = exc
+            failure, outcome = exc, "failed"
             if _cleanup(host, uuid, args):
                 _after_failure(host, context, args, exc)
             else:
+                outcome = "aborted"
                 _abort(host, uuid, exc)
+        metrics.count_build(outcome)
         host.records.event_finish(uuid, context.request_id, EVENT, failure)
 
 
