@@ -67,6 +67,6 @@ def other(client: ApiClient) -> Cinder:
 def error(resp: httpx.Response, status: int) -> str:
     """The message of a Cinder fault document with ``status``."""
     assert resp.status_code == status, resp.text
-    [(name, body)] = resp.json().items()
+    [(_name, body)] = resp.json().items()
     assert body["code"] == status
     return str(body["message"])
