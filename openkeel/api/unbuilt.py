@@ -44,11 +44,7 @@ ROUTES: tuple[tuple[str, str, str, str], ...] = (
     ("PUT", "/os-volumes_boot/{id}", "2.1", "2.102"),
     ("DELETE", "/os-volumes_boot/{id}", "2.1", "2.102"),
     # volume_attachments
-    ("GET", "/servers/{server_id}/os-volume_attachments", "2.1", "2.104"),
-    ("POST", "/servers/{server_id}/os-volume_attachments", "2.1", "2.104"),
-    ("GET", "/servers/{server_id}/os-volume_attachments/{id}", "2.1", "2.104"),
     ("PUT", "/servers/{server_id}/os-volume_attachments/{id}", "2.1", "2.104"),
-    ("DELETE", "/servers/{server_id}/os-volume_attachments/{id}", "2.1", "2.104"),
     # server_shares
     ("GET", "/servers/{server_id}/shares", "2.97", "2.104"),
     ("POST", "/servers/{server_id}/shares", "2.97", "2.104"),

@@ -354,7 +354,8 @@ class VolumeService:
     ) -> Row:
         """Reserve the volume for ``instance_uuid`` (with a connector: ready to attach)."""
         volume = self.volume(caller, volume_id)
-        expected = ("available", "in-use", "reserved") if volume["multiattach"] else ("available",)
+        # Cinder's: a multiattach volume may also be in use, but not half-way attaching.
+        expected = ("available", "in-use") if volume["multiattach"] else ("available",)
         reserved = self.store.swap("volumes", volume_id, expected, {"status": "reserved"})
         if reserved is None:
             raise invalid_volume(
