@@ -43,9 +43,7 @@ class VolumeAdapter(Protocol):
         """The volume (VolumeNotFound)."""
         ...
 
-    def attachment_create(
-        self, context: VolumeContext, volume_id: str, instance_uuid: str
-    ) -> str:
+    def attachment_create(self, context: VolumeContext, volume_id: str, instance_uuid: str) -> str:
         """Reserve the volume for the instance; the attachment id (InvalidVolume when the
         volume cannot be attached: in use and not multiattach, being deleted, ...)."""
         ...

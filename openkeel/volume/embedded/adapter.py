@@ -59,9 +59,7 @@ class EmbeddedVolumes:
             bootable=bool(row["bootable"]), attachments=attachments,
         )  # fmt: skip
 
-    def attachment_create(
-        self, context: VolumeContext, volume_id: str, instance_uuid: str
-    ) -> str:
+    def attachment_create(self, context: VolumeContext, volume_id: str, instance_uuid: str) -> str:
         row = self._run(
             lambda: self.service.create_attachment(_caller(context), volume_id, instance_uuid),
             VolumeNotFound(volume_id),
