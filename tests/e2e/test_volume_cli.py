@@ -44,3 +44,31 @@ def test_volume_and_snapshot_commands(cloud: RunningCloud) -> None:
     osc(cloud, "volume", "snapshot", "delete", "e2e-snap", "--no-output")
     osc(cloud, "volume", "delete", "e2e-vol", "e2e-clone", booted["id"], "--no-output")
     assert osc(cloud, "volume", "list") == []
+
+
+def test_server_volume_commands(cloud: RunningCloud) -> None:
+    osc(cloud, "server", "create", "--flavor", "m1.tiny", "--image", IMAGE, "--wait",
+        "e2e-vol-server")  # fmt: skip
+    kept = osc(cloud, "volume", "create", "--size", "1", "e2e-kept")
+    gone = osc(cloud, "volume", "create", "--size", "1", "e2e-gone")
+    _wait_status(cloud, "e2e-kept", "available")
+    _wait_status(cloud, "e2e-gone", "available")
+    osc(cloud, "server", "add", "volume", "e2e-vol-server", "e2e-kept", "--no-output")
+    osc(cloud, "--os-compute-api-version", "2.79", "server", "add", "volume", "--tag", "logs",
+        "--enable-delete-on-termination", "e2e-vol-server", "e2e-gone", "--no-output")  # fmt: skip
+    _wait_status(cloud, "e2e-kept", "in-use")
+    shown = _wait_status(cloud, "e2e-gone", "in-use")
+    assert shown["attachments"][0]["device"] == "/dev/vdc"
+    listed = osc(cloud, "--os-compute-api-version", "2.89", "server", "volume", "list",
+                 "e2e-vol-server")  # fmt: skip
+    assert {v["Volume ID"]: v["Device"] for v in listed} == {
+        kept["id"]: "/dev/vdb",
+        gone["id"]: "/dev/vdc",
+    }
+    assert {v["Volume ID"]: v["Tag"] for v in listed}[gone["id"]] == "logs"
+    osc(cloud, "server", "remove", "volume", "e2e-vol-server", "e2e-kept", "--no-output")
+    _wait_status(cloud, "e2e-kept", "available")
+    # The server's delete detaches the rest and deletes the volume marked for it.
+    osc(cloud, "server", "delete", "--wait", "e2e-vol-server", "--no-output")
+    assert [v["Name"] for v in osc(cloud, "volume", "list")] == ["e2e-kept"]
+    osc(cloud, "volume", "delete", "e2e-kept", "--no-output")

@@ -67,7 +67,9 @@ def attach_volume(host: ComputeHost, context: CallContext, uuid: str, bdm_uuid: 
         volumes, ctx = _volumes(host), volume_context(context)
         assert mapping.attachment_id is not None
         try:
-            info = volumes.attachment_update(ctx, mapping.attachment_id, connector(host))
+            # As Nova: the device name goes with the connector (Cinder's mountpoint).
+            wanted = {**connector(host), "mountpoint": mapping.device_name}
+            info = volumes.attachment_update(ctx, mapping.attachment_id, wanted)
             attachment = VolumeAttachment(mapping.volume_id, mapping.device_name or "",
                                           info, tag=mapping.tag)  # fmt: skip
             host.driver.attach_volume(guest.instance_ref(host.conf, instance), attachment)

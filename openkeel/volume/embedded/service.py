@@ -376,7 +376,8 @@ class VolumeService:
         """Record the host's connector: the attachment is attaching, its connection known."""
         row = self.attachment(caller, ident)
         values = {"status": "attaching", "connector": dict(connector),
-                  "host_name": connector.get("host")}  # fmt: skip
+                  "host_name": connector.get("host"),
+                  "mountpoint": connector.get("mountpoint")}  # fmt: skip
         found = self.store.update("attachments", ident, values)
         self.store.swap("volumes", row["volume_id"], ("reserved", "available"),
                         {"status": "attaching", "attach_status": "attaching"})  # fmt: skip
