@@ -10,7 +10,8 @@ from openkeel.api.validation import Versioned
 COLLECTION = "/servers/{server_id}/os-volume_attachments"
 MEMBER = COLLECTION + "/{id}"
 INDEX_QUERY = Versioned.of(("2.1", schemas.INDEX_QUERY_V21), ("2.75", schemas.INDEX_QUERY_V275))
-SHOW_QUERY = Versioned.of(("2.1", schemas.SHOW_QUERY_V21), ("2.102", schemas.SHOW_QUERY_V2102))
+# Nova 34 applies its show query schema (unknown parameters ignored) at every version.
+SHOW_QUERY = Versioned.of(("2.1", schemas.SHOW_QUERY_V21))
 CREATE = Versioned.of(
     ("2.1", schemas.CREATE_V21), ("2.49", schemas.CREATE_V249), ("2.79", schemas.CREATE_V279)
 )

@@ -1,6 +1,5 @@
 """Request schemas of ``/servers/{server_id}/os-volume_attachments`` (Nova 34.0.0's, written
-out): 2.49 tag, 2.79 delete_on_termination; strict queries from 2.75 (index) and 2.102
-(show)."""
+out): 2.49 tag, 2.79 delete_on_termination; the index query strict from 2.75."""
 
 from __future__ import annotations
 
@@ -40,4 +39,3 @@ INDEX_QUERY_V21 = loose_query(
 )
 INDEX_QUERY_V275 = strict_query(copy.deepcopy(INDEX_QUERY_V21["properties"]))
 SHOW_QUERY_V21 = loose_query()
-SHOW_QUERY_V2102 = strict_query({})
