@@ -236,6 +236,10 @@ def _paths(world: World) -> dict[str, str]:
         "/servers/{server_id}/os-security-groups": f"/v2.1/servers/{sid}/os-security-groups",
         "/servers/{server_id}/os-interface": f"/v2.1/servers/{sid}/os-interface",
         "/servers/{server_id}/os-interface/{id}": f"/v2.1/servers/{sid}/os-interface/{sid}",
+        "/servers/{server_id}/os-volume_attachments": f"/v2.1/servers/{sid}/os-volume_attachments",
+        "/servers/{server_id}/os-volume_attachments/{id}": (
+            f"/v2.1/servers/{sid}/os-volume_attachments/{sid}"
+        ),
         "/servers/{server_id}/diagnostics": f"/v2.1/servers/{sid}/diagnostics",
         "/servers/{server_id}/remote-consoles": f"/v2.1/servers/{sid}/remote-consoles",
         "/os-console-auth-tokens/{id}": "/v2.1/os-console-auth-tokens/alice-console-token",
@@ -305,6 +309,9 @@ BODIES: dict[tuple[str, str], Any] = {
     ("POST", "/os-security-group-rules"): lambda world: {"security_group_rule": {
         "parent_group_id": world.secgroup, "ip_protocol": "tcp", "from_port": 80, "to_port": 80,
     }},
+    ("POST", "/servers/{server_id}/os-volume_attachments"): {
+        "volumeAttachment": {"volumeId": "5c1a7e7e-0000-4000-8000-00000000000b"}
+    },
 }  # fmt: skip
 
 ACTION_BODIES: dict[tuple[str, str], Any] = {
@@ -571,6 +578,10 @@ EXPECT: dict[tuple[str, str, str], int | str | tuple[int | str, int | str]] = {
     ("POST", "/servers/{server_id}/os-interface", ""): NOT_FOUND,
     ("GET", "/servers/{server_id}/os-interface/{id}", ""): NOT_FOUND,
     ("DELETE", "/servers/{server_id}/os-interface/{id}", ""): NOT_FOUND,
+    ("GET", "/servers/{server_id}/os-volume_attachments", ""): NOT_FOUND,
+    ("POST", "/servers/{server_id}/os-volume_attachments", ""): NOT_FOUND,
+    ("GET", "/servers/{server_id}/os-volume_attachments/{id}", ""): NOT_FOUND,
+    ("DELETE", "/servers/{server_id}/os-volume_attachments/{id}", ""): NOT_FOUND,
     ("GET", "/servers/{server_id}/diagnostics", ""): NOT_FOUND,
     # Events are the other services' (service or admin role) to report.
     ("POST", "/os-server-external-events", ""): FORBIDDEN,
