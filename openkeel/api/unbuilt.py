@@ -24,18 +24,6 @@ ROUTES: tuple[tuple[str, str, str, str], ...] = (
     ("GET", "/os-baremetal-nodes/{id}", "2.1", "2.35"),
     ("DELETE", "/os-baremetal-nodes/{id}", "2.1", "2.35"),
     # simple_tenant_usage
-    # snapshots
-    ("GET", "/os-snapshots", "2.1", "2.35"),
-    ("POST", "/os-snapshots", "2.1", "2.35"),
-    ("GET", "/os-snapshots/detail", "2.1", "2.35"),
-    ("GET", "/os-snapshots/{id}", "2.1", "2.35"),
-    ("DELETE", "/os-snapshots/{id}", "2.1", "2.35"),
-    # volumes
-    ("GET", "/os-volumes", "2.1", "2.35"),
-    ("POST", "/os-volumes", "2.1", "2.35"),
-    ("GET", "/os-volumes/detail", "2.1", "2.35"),
-    ("GET", "/os-volumes/{id}", "2.1", "2.35"),
-    ("DELETE", "/os-volumes/{id}", "2.1", "2.35"),
     # volumes_boot
     ("GET", "/os-volumes_boot", "2.1", "2.102"),
     ("POST", "/os-volumes_boot", "2.1", "2.102"),

@@ -9,7 +9,7 @@ volume service in process). Every call acts for the user in ``VolumeContext``; e
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 
@@ -23,6 +23,15 @@ class VolumeContext:
 
 
 @dataclass(frozen=True)
+class AttachmentInfo:
+    """One attachment of a volume, as Cinder's volume document shows it."""
+
+    server_id: str | None
+    attachment_id: str
+    device: str | None = None
+
+
+@dataclass(frozen=True)
 class VolumeInfo:
     """What Nova reads of a volume."""
 
@@ -32,8 +41,39 @@ class VolumeInfo:
     multiattach: bool
     availability_zone: str
     bootable: bool = False
-    # (instance uuid, attachment id) of each attachment.
-    attachments: tuple[tuple[str | None, str], ...] = ()
+    attachments: tuple[AttachmentInfo, ...] = ()
+    name: str | None = None
+    description: str | None = None
+    created_at: str | None = None
+    volume_type: str | None = None
+    snapshot_id: str | None = None
+    metadata: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SnapshotInfo:
+    """What Nova reads of a volume snapshot."""
+
+    id: str
+    volume_id: str
+    status: str
+    size: int
+    created_at: str | None = None
+    name: str | None = None
+    description: str | None = None
+
+
+@dataclass(frozen=True)
+class NewVolume:
+    """A volume to create (the ``os-volumes`` proxy)."""
+
+    size: int | None
+    name: str | None = None
+    description: str | None = None
+    snapshot_id: str | None = None
+    volume_type: str | None = None
+    metadata: Mapping[str, str] | None = None
+    availability_zone: str | None = None
 
 
 class VolumeAdapter(Protocol):
@@ -73,4 +113,35 @@ class VolumeAdapter(Protocol):
 
     def delete(self, context: VolumeContext, volume_id: str) -> None:
         """Delete the volume (a server's ``delete_on_termination``)."""
+        ...
+
+    def list_volumes(self, context: VolumeContext) -> list[VolumeInfo]:
+        """The project's volumes."""
+        ...
+
+    def create_volume(self, context: VolumeContext, wanted: NewVolume) -> VolumeInfo:
+        """A new volume (InvalidVolume, OverQuota, SnapshotNotFound)."""
+        ...
+
+    def get_snapshot(self, context: VolumeContext, snapshot_id: str) -> SnapshotInfo:
+        """The snapshot (SnapshotNotFound)."""
+        ...
+
+    def list_snapshots(self, context: VolumeContext) -> list[SnapshotInfo]:
+        """The project's snapshots."""
+        ...
+
+    def create_snapshot(
+        self,
+        context: VolumeContext,
+        volume_id: str,
+        name: str | None,
+        description: str | None,
+        force: bool,
+    ) -> SnapshotInfo:
+        """A snapshot of the volume (``force``: also of an in-use one)."""
+        ...
+
+    def delete_snapshot(self, context: VolumeContext, snapshot_id: str) -> None:
+        """Delete the snapshot (SnapshotNotFound)."""
         ...

@@ -3,12 +3,21 @@ them by class: unknown volume 404, a volume Cinder refuses 400)."""
 
 from __future__ import annotations
 
-from openkeel.domain.errors import Invalid, NotFound
+from openkeel.domain.errors import Invalid, NotFound, OverQuota
 
 
 class VolumeNotFound(NotFound):
     def __init__(self, volume_id: str) -> None:
         super().__init__(f"Volume {volume_id} could not be found.")
+
+
+class SnapshotNotFound(NotFound):
+    def __init__(self, snapshot_id: str) -> None:
+        super().__init__(f"Snapshot {snapshot_id} could not be found.")
+
+
+class VolumeOverQuota(OverQuota):
+    """Cinder's 413: Nova's OverQuota (403) with Cinder's words."""
 
 
 class AttachmentNotFound(NotFound):

@@ -60,8 +60,16 @@ def volume_not_found(ident: str) -> NotFound:
     return NotFound(f"Volume {ident} could not be found.")
 
 
+class SnapshotMissing(NotFound):
+    """An unknown (or invisible) snapshot."""
+
+    def __init__(self, ident: str) -> None:
+        super().__init__(f"Snapshot {ident} could not be found.")
+        self.ident = ident
+
+
 def snapshot_not_found(ident: str) -> NotFound:
-    return NotFound(f"Snapshot {ident} could not be found.")
+    return SnapshotMissing(ident)
 
 
 def attachment_not_found(ident: str) -> NotFound:
