@@ -26,12 +26,12 @@ def volumes(tmp_path: Path) -> EmbeddedVolumes:
 
 
 def test_errors_are_novas(volumes: EmbeddedVolumes) -> None:
-    with pytest.raises(VolumeNotFound, match="Volume nope could not be found."):
+    with pytest.raises(VolumeNotFound, match=r"Volume nope could not be found\."):
         volumes.get(DEMO, "nope")
     made = volumes.create_volume(DEMO, NewVolume(size=1, name="v"))
     with pytest.raises(VolumeNotFound):
         volumes.get(OTHER, made.id)
-    with pytest.raises(SnapshotNotFound, match="Snapshot gone could not be found."):
+    with pytest.raises(SnapshotNotFound, match=r"Snapshot gone could not be found\."):
         volumes.create_volume(DEMO, NewVolume(size=1, snapshot_id="gone"))
     with pytest.raises(OverQuota, match="VolumeSizeExceedsAvailableQuota"):
         volumes.create_volume(DEMO, NewVolume(size=5000))
