@@ -10,13 +10,13 @@ learns whether it won.
 from __future__ import annotations
 
 import datetime
-import json
 from collections.abc import Collection, Mapping
 from typing import Any
 
 import sqlalchemy as sa
 
 from openkeel.db.engine import reader
+from openkeel.db.json_columns import decoded, encoded
 from openkeel.db.volume_tables import (
     attachments_table,
     install_tables,
@@ -30,7 +30,7 @@ TABLES: dict[str, sa.Table] = {
     "snapshots": snapshots_table,
     "attachments": attachments_table,
 }
-_JSON = ("metadata", "image_metadata", "connector")
+_JSON: dict[str, Any] = {"metadata": {}, "image_metadata": {}, "connector": {}}
 
 
 def now() -> datetime.datetime:
@@ -39,15 +39,11 @@ def now() -> datetime.datetime:
 
 
 def _decoded(row: sa.Row[Any]) -> Row:
-    out = dict(row._mapping)
-    for name in _JSON:
-        if name in out:
-            out[name] = json.loads(out[name]) if out[name] else {}
-    return out
+    return decoded(row, _JSON)
 
 
 def _encoded(values: Mapping[str, Any]) -> Row:
-    return {k: json.dumps(v) if k in _JSON else v for k, v in values.items()}
+    return encoded(values, _JSON)
 
 
 class VolumeStore:

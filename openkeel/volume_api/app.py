@@ -17,8 +17,6 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qsl
 
-import orjson
-
 from openkeel.domain.errors import Unauthorized
 from openkeel.logcontext import LogContext, bound, set_current
 from openkeel.runtime.asgi import base_url, scope_headers
@@ -31,6 +29,7 @@ from openkeel.runtime.asgi_apps import (
     Send,
     Workers,
     read_body,
+    send_json,
 )
 from openkeel.volume.embedded.faults import OverLimit, VolumeFault
 from openkeel.volume.embedded.service import Caller, VolumeService
@@ -123,19 +122,11 @@ class VolumeApiApp(PrefixedApp):
 async def _send(
     send: Send, scope: Scope, reply: Reply, request_id: str, version: tuple[int, int] | None
 ) -> None:
-    headers = [(b"x-openstack-request-id", request_id.encode())]
+    headers = []
     if version is not None:
         headers.append((b"openstack-api-version", f"volume {text(version)}".encode()))
         headers.append((b"vary", b"OpenStack-API-Version"))
-    body = b""
-    if reply.body is not None:
-        body = orjson.dumps(reply.body)
-        headers.append((b"content-type", b"application/json"))
-    headers.append((b"content-length", str(len(body)).encode()))
-    if scope.get("method") == "HEAD":
-        body = b""
-    await send({"type": "http.response.start", "status": reply.status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
+    await send_json(send, scope, reply.status, reply.body, request_id, headers)
 
 
 def build_volume_app(fallback: ASGIApp, service: VolumeService, identify: Identify) -> Any:
