@@ -183,3 +183,21 @@ def test_a_driver_failure_leaves_no_attachment(cloud: Cloud) -> None:
     assert _service(cloud).attachments_of(vid) == []
     listed = cloud.api.get(f"/v2.1/servers/{sid}/os-volume_attachments").json()
     assert listed == {"volumeAttachments": []}
+
+
+def test_local_delete_with_the_host_down_releases_volumes(cloud: Cloud) -> None:
+    sid = cloud.boot("vol-7")["id"]
+    cloud.wait(sid)
+    kept, gone = _volume(cloud), _volume(cloud)
+    _attach(cloud, sid, kept)
+    _attach(cloud, sid, gone, delete_on_termination=True)
+    _until(lambda: {_status(cloud, kept), _status(cloud, gone)} == {"in-use"}, "attached")
+    [service] = cloud.api.get("/v2.1/os-services?binary=nova-compute", version="2.53").json()[
+        "services"
+    ]
+    down = cloud.api.put(f"/v2.1/os-services/{service['id']}", {"forced_down": True},
+                         version="2.53")  # fmt: skip
+    assert down.status_code == 200, down.text
+    assert cloud.api.delete(f"/v2.1/servers/{sid}").status_code == 204
+    cloud.wait(sid, gone=True)
+    assert _status(cloud, kept) == "available" and _status(cloud, gone) is None

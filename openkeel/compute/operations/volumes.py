@@ -22,6 +22,7 @@ from openkeel.db.repositories.block_devices import VolumeMapping
 from openkeel.domain.errors import NotFound
 from openkeel.rpc.message import CallContext
 from openkeel.virt.model import VolumeAttachment
+from openkeel.volume import release
 from openkeel.volume.adapter import VolumeAdapter, VolumeContext
 
 LOG = logging.getLogger(__name__)
@@ -126,23 +127,7 @@ def detach_volume(host: ComputeHost, context: CallContext, uuid: str, volume_id:
 
 
 def release_volumes(host: ComputeHost, context: CallContext, uuid: str) -> None:
-    """A deleted server's volumes (after the guest is destroyed): every attachment deleted,
-    ``delete_on_termination`` volumes deleted, the mappings removed (Nova's
-    _cleanup_volumes). A volume that cannot be deleted is logged and left, as Nova does."""
-    with host.records.db.connect() as conn:
-        mappings = block_devices.volumes_of(conn, uuid)
-    if not mappings:
-        return
+    """A deleted server's volumes (see :mod:`openkeel.volume.release`)."""
     # As the service: a periodic reclaim has no user, an admin may delete others' servers.
-    volumes = _volumes(host)
     ctx = VolumeContext(context.project_id, context.user_id, is_admin=True)
-    for mapping in mappings:
-        if mapping.attachment_id:
-            volumes.attachment_delete(ctx, mapping.attachment_id)
-        if mapping.delete_on_termination:
-            try:
-                volumes.delete(ctx, mapping.volume_id)
-            except Exception:
-                LOG.exception("Deleting volume %s of %s failed", mapping.volume_id, uuid)
-        with host.records.db.begin() as conn:
-            block_devices.remove(conn, mapping.uuid)
+    release.release_volumes(host.records.db, host.volumes, ctx, uuid)
