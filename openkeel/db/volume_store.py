@@ -38,14 +38,6 @@ def now() -> datetime.datetime:
     return datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
 
 
-def _decoded(row: sa.Row[Any]) -> Row:
-    return decoded(row, _JSON)
-
-
-def _encoded(values: Mapping[str, Any]) -> Row:
-    return encoded(values, _JSON)
-
-
 class VolumeStore:
     """The volume rows on the API database."""
 
@@ -58,7 +50,7 @@ class VolumeStore:
     def insert(self, kind: str, values: Mapping[str, Any]) -> Row:
         row = {"created_at": now(), **values}
         with self._engine.begin() as conn:
-            conn.execute(TABLES[kind].insert().values(**_encoded(row)))
+            conn.execute(TABLES[kind].insert().values(**encoded(row, _JSON)))
         found = self.get(kind, str(values["id"]))
         assert found is not None
         return found
@@ -67,7 +59,7 @@ class VolumeStore:
         table = TABLES[kind]
         with reader(self._engine).connect() as conn:
             row = conn.execute(table.select().where(table.c.id == ident)).first()
-        return None if row is None else _decoded(row)
+        return None if row is None else decoded(row, _JSON)
 
     def list(self, kind: str, **equal: Any) -> list[Row]:
         """Rows whose columns equal the given values (None: not filtered), oldest first."""
@@ -75,7 +67,7 @@ class VolumeStore:
         clauses = [table.c[k] == v for k, v in equal.items() if v is not None]
         query = table.select().where(*clauses).order_by(table.c.created_at, table.c.id)
         with reader(self._engine).connect() as conn:
-            return [_decoded(row) for row in conn.execute(query)]
+            return [decoded(row, _JSON) for row in conn.execute(query)]
 
     def update(self, kind: str, ident: str, values: Mapping[str, Any]) -> Row | None:
         """Set columns; None when the row is gone."""
@@ -95,7 +87,7 @@ class VolumeStore:
         if expected is not None:
             query = query.where(table.c.status.in_(list(expected)))
         with self._engine.begin() as conn:
-            if not conn.execute(query.values(**_encoded(values), updated_at=now())).rowcount:
+            if not conn.execute(query.values(**encoded(values, _JSON), updated_at=now())).rowcount:
                 return None
         return self.get(kind, ident)
 
