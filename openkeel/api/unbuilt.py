@@ -24,18 +24,6 @@ ROUTES: tuple[tuple[str, str, str, str], ...] = (
     ("GET", "/os-baremetal-nodes/{id}", "2.1", "2.35"),
     ("DELETE", "/os-baremetal-nodes/{id}", "2.1", "2.35"),
     # simple_tenant_usage
-    # snapshots
-    ("GET", "/os-snapshots", "2.1", "2.35"),
-    ("POST", "/os-snapshots", "2.1", "2.35"),
-    ("GET", "/os-snapshots/detail", "2.1", "2.35"),
-    ("GET", "/os-snapshots/{id}", "2.1", "2.35"),
-    ("DELETE", "/os-snapshots/{id}", "2.1", "2.35"),
-    # volumes
-    ("GET", "/os-volumes", "2.1", "2.35"),
-    ("POST", "/os-volumes", "2.1", "2.35"),
-    ("GET", "/os-volumes/detail", "2.1", "2.35"),
-    ("GET", "/os-volumes/{id}", "2.1", "2.35"),
-    ("DELETE", "/os-volumes/{id}", "2.1", "2.35"),
     # volumes_boot
     ("GET", "/os-volumes_boot", "2.1", "2.102"),
     ("POST", "/os-volumes_boot", "2.1", "2.102"),
@@ -44,11 +32,7 @@ ROUTES: tuple[tuple[str, str, str, str], ...] = (
     ("PUT", "/os-volumes_boot/{id}", "2.1", "2.102"),
     ("DELETE", "/os-volumes_boot/{id}", "2.1", "2.102"),
     # volume_attachments
-    ("GET", "/servers/{server_id}/os-volume_attachments", "2.1", "2.104"),
-    ("POST", "/servers/{server_id}/os-volume_attachments", "2.1", "2.104"),
-    ("GET", "/servers/{server_id}/os-volume_attachments/{id}", "2.1", "2.104"),
     ("PUT", "/servers/{server_id}/os-volume_attachments/{id}", "2.1", "2.104"),
-    ("DELETE", "/servers/{server_id}/os-volume_attachments/{id}", "2.1", "2.104"),
     # server_shares
     ("GET", "/servers/{server_id}/shares", "2.97", "2.104"),
     ("POST", "/servers/{server_id}/shares", "2.97", "2.104"),

@@ -22,7 +22,7 @@ from openkeel.api.services import ApiServices
 from openkeel.api.usecases.external_events import create_events
 from openkeel.clients.image import Caller
 from openkeel.cmd import identity as embedded
-from openkeel.cmd import logs, preflight
+from openkeel.cmd import logs, preflight, volume
 from openkeel.cmd.metadata import with_metadata_api
 from openkeel.conf.glance import locates_glance
 from openkeel.db.network_store import NetworkStore
@@ -115,8 +115,8 @@ def api_app(
     """The ASGI app of an API process reached at ``url``.
 
     With ``image_api`` (the all-in-one) the embedded image API is served under ``/image`` unless
-    Glance is configured; with ``metadata_api`` the metadata service is under ``/metadata``
-    (decision 0058). ``[api] auth_strategy = embedded`` serves the identity service under
+    Glance is configured, and the embedded volume API under ``/volume``; with ``metadata_api``
+    the metadata service is under ``/metadata`` (decision 0058). ``[api] auth_strategy = embedded`` serves the identity service under
     ``/identity`` and validates tokens with it; noauth2 serves identity version discovery (see
     identity_discovery).
     """
@@ -132,6 +132,7 @@ def api_app(
         app = with_image_api(compute, services)
         if conf.openkeel_network.backend == "flat":
             app = with_network_api(app, compute, services)
+        app = volume.with_volume_api(app, compute, services)
     if identity is not None:
         app = embedded.with_identity_api(app, identity)
     if conf.api.auth_strategy == "noauth2":

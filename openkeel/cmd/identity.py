@@ -30,14 +30,18 @@ ADMIN_PASSWORD_FILE = "admin-password"
 
 
 def catalog(conf: cfg.ConfigOpts, image_api: bool) -> tuple[CatalogEntry, ...]:
-    """What this process serves (compute, identity, the embedded image and network APIs of the
-    all-in-one) and, when configured, where Glance is."""
+    """What this process serves (compute, identity, the embedded image, network and volume APIs
+    of the all-in-one) and, when configured, where Glance is."""
     entries = [
         CatalogEntry("compute", "nova", "/v2.1"),
         CatalogEntry("identity", "keystone", PREFIX),
     ]
     if image_api and conf.openkeel_network.backend == "flat":
         entries.append(CatalogEntry("network", "neutron", "/networking"))
+    if image_api:
+        # As devstack registers Cinder: the official type, and the alias Nova looks up.
+        entries.append(CatalogEntry("block-storage", "cinder", "/volume/v3"))
+        entries.append(CatalogEntry("volumev3", "cinderv3", "/volume/v3"))
     glance = conf.glance
     if image_api and not locates_glance(glance):
         entries.append(CatalogEntry("image", "glance", "/image"))

@@ -27,6 +27,7 @@ from openkeel.compute.operations import (
     shelve,
     snapshot,
     soft_delete,
+    volumes,
 )
 from openkeel.compute.operations import live_migrate as live_ops
 from openkeel.compute.operations import pause as pause_ops
@@ -174,6 +175,12 @@ class ComputeEndpoint:
 
     def remove_fixed_ip_from_instance(self, context: CallContext, msg: m.RemoveFixedIp) -> None:
         fixed_ips.remove_fixed_ip(self._host, context, msg.instance_uuid, msg.address)
+
+    def attach_volume(self, context: CallContext, msg: m.AttachVolume) -> None:
+        volumes.attach_volume(self._host, context, msg.instance_uuid, msg.bdm_uuid)
+
+    def detach_volume(self, context: CallContext, msg: m.DetachVolume) -> None:
+        volumes.detach_volume(self._host, context, msg.instance_uuid, msg.volume_id)
 
     def get_console_output(self, context: CallContext, msg: m.GetConsoleOutput) -> str:
         return console.console_output(self._host, msg.instance_uuid, msg.tail_length)

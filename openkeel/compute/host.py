@@ -24,6 +24,7 @@ from openkeel.network.adapter import InstanceNetRef, NetworkAdapter
 from openkeel.rpc.clients.conductor import ConductorRpcClient
 from openkeel.runtime.clock import Clock
 from openkeel.virt.driver import ComputeDriver
+from openkeel.volume.adapter import VolumeAdapter
 
 
 class InstanceLocks:
@@ -69,6 +70,8 @@ class ComputeHost:
     tracker: ResourceTracker
     # Where snapshots are uploaded (Glance or the embedded catalog); None: none configured.
     images: ImageService | None = None
+    # Cinder as compute uses it (attachments); None: no volume service.
+    volumes: VolumeAdapter | None = None
     locks: InstanceLocks = field(default_factory=InstanceLocks)
     # Operations waiting for external events (openkeel.compute.external_events).
     events: InstanceEventWaiters = field(default_factory=InstanceEventWaiters)

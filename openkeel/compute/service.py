@@ -38,6 +38,7 @@ from openkeel.rpc.transport import Transport
 from openkeel.runtime.clock import Clock, SystemClock
 from openkeel.runtime.periodic import PeriodicRunner
 from openkeel.virt.driver import ComputeDriver
+from openkeel.volume.factory import get_volume_adapter
 
 LOG = logging.getLogger(__name__)
 
@@ -93,6 +94,7 @@ class ComputeService:
             conductor=ConductorRpcClient(transport),
             tracker=ResourceTracker(conf, name, driver, placement, cell_db),
             images=images or snapshot_images(conf, api_db),
+            volumes=get_volume_adapter(conf, api_db),
         )
         self.periodic = PeriodicRunner(self.clock)
         self.service_id: int | None = None

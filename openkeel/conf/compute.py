@@ -129,6 +129,12 @@ COMPUTE_OPTS = [
         default=10,
         help="Failed builds in a row before the service disables itself (0: never).",
     ),
+    cfg.IntOpt(
+        "max_disk_devices_to_attach",
+        default=-1,
+        min=-1,
+        help="Disk devices (local disk and volumes) one server may have (-1: no limit).",
+    ),
 ]
 
 NETWORK_OPTS = [

@@ -10,13 +10,13 @@ primary key lost a race and the caller tries the next free address.
 from __future__ import annotations
 
 import datetime
-import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 import sqlalchemy as sa
 
 from openkeel.db.engine import reader
+from openkeel.db.json_columns import decoded, encoded
 from openkeel.db.network_tables import (
     default_security_groups_table,
     floating_ips_table,
@@ -56,15 +56,11 @@ def now() -> datetime.datetime:
 
 
 def _decoded(row: sa.Row[Any]) -> Row:
-    out = dict(row._mapping)
-    for name, empty in _JSON.items():
-        if name in out:
-            out[name] = json.loads(out[name]) if out[name] else type(empty)()
-    return out
+    return decoded(row, _JSON)
 
 
 def _encoded(values: Mapping[str, Any]) -> Row:
-    return {k: json.dumps(v) if k in _JSON else v for k, v in values.items()}
+    return encoded(values, _JSON)
 
 
 class NetworkStore:

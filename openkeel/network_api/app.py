@@ -15,8 +15,6 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qsl
 
-import orjson
-
 from openkeel.domain.errors import Unauthorized
 from openkeel.logcontext import LogContext, bound, set_current
 from openkeel.network.embedded.faults import NetworkFault, RequestEntityTooLarge
@@ -34,6 +32,7 @@ from openkeel.runtime.asgi_apps import (
     Send,
     Workers,
     read_body,
+    send_json,
 )
 
 LOG = logging.getLogger(__name__)
@@ -104,16 +103,7 @@ class NetworkApiApp(PrefixedApp):
 
 
 async def _send(send: Send, scope: Scope, reply: Reply, request_id: str) -> None:
-    headers = [(b"x-openstack-request-id", request_id.encode())]
-    body = b""
-    if reply.body is not None:
-        body = orjson.dumps(reply.body)
-        headers.append((b"content-type", b"application/json"))
-    headers.append((b"content-length", str(len(body)).encode()))
-    if scope.get("method") == "HEAD":
-        body = b""
-    await send({"type": "http.response.start", "status": reply.status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
+    await send_json(send, scope, reply.status, reply.body, request_id)
 
 
 def build_network_app(fallback: ASGIApp, service: NetworkService, identify: Identify) -> Any:

@@ -15,6 +15,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+import orjson
+
 from openkeel.runtime.observability import ROUTE_KEY
 
 Scope = MutableMapping[str, Any]
@@ -136,6 +138,28 @@ async def read_body(receive: Receive, limit: int) -> bytes:
         chunks.append(chunk)
         if not message.get("more_body"):
             return b"".join(chunks)
+
+
+async def send_json(
+    send: Send,
+    scope: Scope,
+    status: int,
+    body: Any,
+    request_id: str,
+    headers: list[tuple[bytes, bytes]] | None = None,
+) -> None:
+    """One JSON answer (no body when ``body`` is None) with the request id, its length, and
+    nothing sent for HEAD."""
+    out = [(b"x-openstack-request-id", request_id.encode()), *(headers or [])]
+    payload = b""
+    if body is not None:
+        payload = orjson.dumps(body)
+        out.append((b"content-type", b"application/json"))
+    out.append((b"content-length", str(len(payload)).encode()))
+    if scope.get("method") == "HEAD":
+        payload = b""
+    await send({"type": "http.response.start", "status": status, "headers": out})
+    await send({"type": "http.response.body", "body": payload})
 
 
 class PrefixedApp:

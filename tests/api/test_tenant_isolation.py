@@ -64,6 +64,8 @@ class World:
     rule: str = ""
     floating: str = ""  # A's floating IP (id and address), on A's server
     floating_address: str = ""
+    volume: str = ""
+    snapshot: str = ""
     secrets: dict[str, str] = field(default_factory=dict)
     recorders: tuple[Recorder, Recorder] | None = None
 
@@ -132,7 +134,17 @@ def _seed(api: ApiClient, services: ApiServices) -> World:
     world.aggregate = _ok(api.post("/v2.1/os-aggregates", json={"aggregate": {"name": "agg"}}))[
         "aggregate"
     ]["id"]
+    volume = {"volume": {"size": 1, "display_name": "alice-secret-volume"}}
+    world.volume = _ok(api.post("/v2.1/os-volumes", json=volume, version="2.35", token=ALICE))[
+        "volume"
+    ]["id"]
+    snapshot = {"snapshot": {"volume_id": world.volume, "display_name": "alice-secret-snap"}}
+    world.snapshot = _ok(
+        api.post("/v2.1/os-snapshots", json=snapshot, version="2.35", token=ALICE)
+    )["snapshot"]["id"]
     world.secrets = {
+        "volume": world.volume,
+        "snapshot": world.snapshot,
         "server": world.server,
         "group": world.group,
         "image": world.image,
@@ -205,6 +217,12 @@ def _paths(world: World) -> dict[str, str]:
         # The all-in-one's shared private network: every project sees it.
         "/os-networks/{id}": "/v2.1/os-networks/3b9bc1d4-7b0a-4c41-8f2b-0d0a6e1c0001",
         "/os-availability-zone/detail": "/v2.1/os-availability-zone/detail",
+        "/os-volumes": "/v2.1/os-volumes",
+        "/os-volumes/detail": "/v2.1/os-volumes/detail",
+        "/os-volumes/{id}": f"/v2.1/os-volumes/{world.volume}",
+        "/os-snapshots": "/v2.1/os-snapshots",
+        "/os-snapshots/detail": "/v2.1/os-snapshots/detail",
+        "/os-snapshots/{id}": f"/v2.1/os-snapshots/{world.snapshot}",
         "/os-hypervisors": "/v2.1/os-hypervisors",
         "/os-hypervisors/detail": "/v2.1/os-hypervisors/detail",
         "/os-hypervisors/statistics": "/v2.1/os-hypervisors/statistics",
@@ -236,6 +254,10 @@ def _paths(world: World) -> dict[str, str]:
         "/servers/{server_id}/os-security-groups": f"/v2.1/servers/{sid}/os-security-groups",
         "/servers/{server_id}/os-interface": f"/v2.1/servers/{sid}/os-interface",
         "/servers/{server_id}/os-interface/{id}": f"/v2.1/servers/{sid}/os-interface/{sid}",
+        "/servers/{server_id}/os-volume_attachments": f"/v2.1/servers/{sid}/os-volume_attachments",
+        "/servers/{server_id}/os-volume_attachments/{id}": (
+            f"/v2.1/servers/{sid}/os-volume_attachments/{sid}"
+        ),
         "/servers/{server_id}/diagnostics": f"/v2.1/servers/{sid}/diagnostics",
         "/servers/{server_id}/remote-consoles": f"/v2.1/servers/{sid}/remote-consoles",
         "/os-console-auth-tokens/{id}": "/v2.1/os-console-auth-tokens/alice-console-token",
@@ -305,6 +327,12 @@ BODIES: dict[tuple[str, str], Any] = {
     ("POST", "/os-security-group-rules"): lambda world: {"security_group_rule": {
         "parent_group_id": world.secgroup, "ip_protocol": "tcp", "from_port": 80, "to_port": 80,
     }},
+    ("POST", "/os-volumes"): {"volume": {"size": 1, "display_name": "bob-volume"}},
+    # An unknown volume (A's is tried in _uses).
+    ("POST", "/os-snapshots"): {"snapshot": {"volume_id": "5c1a7e7e-0000-4000-8000-00000000000c"}},
+    ("POST", "/servers/{server_id}/os-volume_attachments"): {
+        "volumeAttachment": {"volumeId": "5c1a7e7e-0000-4000-8000-00000000000b"}
+    },
 }  # fmt: skip
 
 ACTION_BODIES: dict[tuple[str, str], Any] = {
@@ -503,6 +531,17 @@ EXPECT: dict[tuple[str, str, str], int | str | tuple[int | str, int | str]] = {
     ("POST", "/os-aggregates/{id}/images", ""): FORBIDDEN,
     ("GET", "/os-availability-zone", ""): SEEN,
     ("GET", "/os-networks", ""): SEEN,
+    ("GET", "/os-volumes", ""): SEEN,
+    ("GET", "/os-volumes/detail", ""): SEEN,
+    # The proxies' policies target the caller's own project: a reader is refused first.
+    ("POST", "/os-volumes", ""): (SEEN, FORBIDDEN),
+    ("GET", "/os-volumes/{id}", ""): NOT_FOUND,
+    ("DELETE", "/os-volumes/{id}", ""): (NOT_FOUND, FORBIDDEN),
+    ("GET", "/os-snapshots", ""): SEEN,
+    ("GET", "/os-snapshots/detail", ""): SEEN,
+    ("POST", "/os-snapshots", ""): (NOT_FOUND, FORBIDDEN),
+    ("GET", "/os-snapshots/{id}", ""): NOT_FOUND,
+    ("DELETE", "/os-snapshots/{id}", ""): (NOT_FOUND, FORBIDDEN),
     ("GET", "/os-networks/{id}", ""): SEEN,
     # The network proxies: Neutron shows B only B's groups, rules and floating IPs (404); the
     # policy check on the caller's own project comes first for what a reader may not do.
@@ -571,6 +610,10 @@ EXPECT: dict[tuple[str, str, str], int | str | tuple[int | str, int | str]] = {
     ("POST", "/servers/{server_id}/os-interface", ""): NOT_FOUND,
     ("GET", "/servers/{server_id}/os-interface/{id}", ""): NOT_FOUND,
     ("DELETE", "/servers/{server_id}/os-interface/{id}", ""): NOT_FOUND,
+    ("GET", "/servers/{server_id}/os-volume_attachments", ""): NOT_FOUND,
+    ("POST", "/servers/{server_id}/os-volume_attachments", ""): NOT_FOUND,
+    ("GET", "/servers/{server_id}/os-volume_attachments/{id}", ""): NOT_FOUND,
+    ("DELETE", "/servers/{server_id}/os-volume_attachments/{id}", ""): NOT_FOUND,
     ("GET", "/servers/{server_id}/diagnostics", ""): NOT_FOUND,
     # Events are the other services' (service or admin role) to report.
     ("POST", "/os-server-external-events", ""): FORBIDDEN,
@@ -656,6 +699,12 @@ def _not_found_message(world: World, template: str, action: str = "") -> str:
         return "Flavor alice-flavor could not be found."
     if template.startswith("/os-keypairs/"):
         return "Keypair alice-key not found for user bob"
+    if template.startswith("/os-volumes/"):
+        return f"Volume {world.volume} could not be found."
+    if template.startswith("/os-snapshots/"):
+        return f"Snapshot {world.snapshot} could not be found."
+    if template == "/os-snapshots":
+        return "Volume 5c1a7e7e-0000-4000-8000-00000000000c could not be found."
     return "Image not found."
 
 
@@ -789,6 +838,10 @@ def _uses(world: World) -> list[tuple[str, str, Any, str, int | str, str | None]
         ("GET", "/limits?tenant_id=proj-a", None, "2.1", FORBIDDEN, None),
         ("GET", "/flavors?marker=alice-flavor", None, "2.1", BAD, "marker [alice-flavor] not found"),
         ("GET", "/os-quota-sets/proj-a?user_id=alice", None, "2.1", FORBIDDEN, None),
+        ("POST", "/os-snapshots", {"snapshot": {"volume_id": world.volume}}, "2.35", NOT_FOUND,
+         f"Volume {world.volume} could not be found."),
+        ("POST", "/os-volumes", {"volume": {"size": 1, "snapshot_id": world.snapshot}}, "2.35",
+         NOT_FOUND, f"Snapshot {world.snapshot} could not be found."),
     ] + [("GET", query, None, "2.104", SEEN, None) for query in queries]  # fmt: skip
 
 
@@ -799,8 +852,12 @@ def test_project_b_cannot_use_or_list_project_a_objects(api: ApiClient, world: W
     crossings = []
     for method, path, body, version, wanted, message in _uses(world):
         for role, roles in ROLES.items():
-            if method == "POST" and path == "/servers" and role == "reader":
-                continue  # a reader may not boot at all: nothing of A's is reached
+            if (
+                method == "POST"
+                and path in ("/servers", "/os-volumes", "/os-snapshots")
+                and (role == "reader")
+            ):
+                continue  # a reader may not create at all: nothing of A's is reached
             resp = api.request(method, f"/v2.1{path}", json=body, version=version, token=BOB,
                                headers={"X-Roles": roles})  # fmt: skip
             if wanted == SEEN:

@@ -39,6 +39,16 @@ EXTRA_BODIES: dict[tuple[str, str, str | None], list[Any]] = {
     ("PUT", "/os-quota-class-sets/{id}", None): [{"quota_class_set": {"cores": 5}}],
     ("POST", "/flavors/{flavor_id}/os-extra_specs", None): [{"extra_specs": {"a": "b"}}],
     ("PUT", "/flavors/{flavor_id}/os-extra_specs/{id}", None): [{"a": "b"}],
+    ("POST", "/servers/{server_id}/os-volume_attachments", None): [
+        {
+            "volumeAttachment": {
+                "volumeId": "a26887c6-c47b-4654-abb5-dfadf7d3f803",
+                "device": "/dev/vdb",
+                "tag": "t",
+                "delete_on_termination": True,
+            }
+        }
+    ],
 }
 
 

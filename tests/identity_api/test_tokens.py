@@ -34,7 +34,7 @@ def test_password_auth_scoped_to_a_project_by_name(cloud: IdentityCloud) -> None
     assert token["project"]["name"] == "admin"
     assert {r["name"] for r in token["roles"]} == {"admin", "manager", "member", "reader"}
     types = {s["type"]: s for s in token["catalog"]}
-    assert set(types) == {"compute", "identity", "image", "network"}
+    assert set(types) == {"compute", "identity", "image", "network", "block-storage", "volumev3"}
     urls = {e["interface"]: e["url"] for e in types["compute"]["endpoints"]}
     assert urls == dict.fromkeys(("public", "internal", "admin"), "http://openkeel.test/v2.1")
     issued = datetime.datetime.fromisoformat(token["issued_at"].rstrip("Z"))

@@ -1,7 +1,8 @@
 """terminate_instance: destroy the guest, free networks and allocations, soft-delete the row.
 
 Flow (Nova's _delete_instance): per-instance lock; action event ``compute_terminate_instance``;
-task state ``deleting``; driver.destroy (idempotent); network deallocation; Placement
+task state ``deleting``; driver.destroy (idempotent); volumes' attachments deleted (and
+``delete_on_termination`` volumes); network deallocation; Placement
 allocations deleted; instance mapping ``queued_for_delete``; vm_state deleted, terminated_at,
 row soft-deleted (``deleted = id``). A failing step puts the instance in ERROR with a fault
 (the user may delete again). Also used by start-up reconciliation and soft-delete reclaim.
@@ -14,6 +15,7 @@ import logging
 from openkeel.compute import guest
 from openkeel.compute.host import ComputeHost
 from openkeel.compute.operations.outcome import free_allocations, set_error
+from openkeel.compute.operations.volumes import release_volumes
 from openkeel.db.repositories import instance_mappings
 from openkeel.domain.instances import InstanceMappingNotFound, InstanceNotFound, InstanceUpdate
 from openkeel.domain.states import PowerState, TaskState, VmState
@@ -41,6 +43,7 @@ def terminate(host: ComputeHost, context: CallContext, uuid: str) -> None:
                 guest.instance_ref(host.conf, instance),
                 network=guest.interfaces(instance.network_info),
             )
+            release_volumes(host, context, uuid)
             host.network.deallocate_for_instance(host.net_ref(uuid, instance.project_id))
             free_allocations(host, uuid)
             _finish(host, uuid)

@@ -548,6 +548,25 @@ class RemoveFixedIp(InstanceMessage):
     address: str = ""
 
 
+@dataclass(frozen=True)
+class AttachVolume(InstanceMessage):
+    """Attach the volume of the mapping ``bdm_uuid`` (already reserved on Cinder's side by the
+    API) to the guest (API, cast)."""
+
+    method: ClassVar[str] = "attach_volume"
+
+    bdm_uuid: str = ""
+
+
+@dataclass(frozen=True)
+class DetachVolume(InstanceMessage):
+    """Detach ``volume_id`` from the guest and delete its Cinder attachment (API, cast)."""
+
+    method: ClassVar[str] = "detach_volume"
+
+    volume_id: str = ""
+
+
 MESSAGES = by_method(
     BuildAndRunInstance, TerminateInstance, SoftDeleteInstance, RestoreInstance, StartInstance,
     StopInstance, PauseInstance, UnpauseInstance, SuspendInstance, ResumeInstance,
@@ -558,5 +577,5 @@ MESSAGES = by_method(
     GetInstanceDiagnostics, GetHostUptime, SetHostEnabled, HostPowerAction, HostMaintenanceMode,
     ExternalInstanceEvent, AttachInterface, DetachInterface, AddFixedIp, RemoveFixedIp, RescueInstance,
     UnrescueInstance, SetAdminPassword, TriggerCrashDump, SnapshotInstance, BackupInstance,
-    ShelveInstance, ShelveOffloadInstance, UnshelveInstance,
+    ShelveInstance, ShelveOffloadInstance, UnshelveInstance, AttachVolume, DetachVolume,
 )  # fmt: skip

@@ -46,6 +46,10 @@ class DevicesMixin(KubevirtBase):
         return any(v.get("name") == name for v in _template(vm).get("volumes", []))
 
     def attach_volume(self, instance: InstanceRef, attachment: VolumeAttachment) -> None:
+        if attachment.connection_info.get("driver_volume_type") == "local":
+            # The all-in-one's volumes are files beside the API (decision 0057), not PVCs in
+            # the cluster: nothing the guest could be given.
+            raise errors.NotSupported("attach_volume of a volume outside the cluster", self.name)
         name = volume_name(attachment.volume_id)
         if self._has_volume(instance, name):
             return

@@ -322,6 +322,10 @@ def test_hotplug_edits_the_vm_template(driver: KubevirtDriver) -> None:
     template = vm_of(driver, spec)["spec"]["template"]["spec"]
     assert template["domain"]["devices"]["interfaces"][1]["state"] == "absent"
     assert all(v["name"] != "volume-vol-1" for v in template["volumes"])
+    # A volume of the all-in-one's simulated back end is a file, not a PVC: refused.
+    local = VolumeAttachment("vol-2", "/dev/sdc", {"driver_volume_type": "local"})
+    with pytest.raises(errors.NotSupported):
+        driver.attach_volume(spec.ref, local)
 
 
 def test_nodes_are_hypervisors_with_zones(kube: KubeSession) -> None:

@@ -44,6 +44,9 @@ from openkeel.rpc.messages.compute import (
     StopInstance,
     TerminateInstance,
 )
+from openkeel.volume.adapter import VolumeContext
+from openkeel.volume.factory import get_volume_adapter
+from openkeel.volume.release import release_volumes
 
 LOG = logging.getLogger(__name__)
 
@@ -193,6 +196,11 @@ class ServerLifecycle:
         # one whose mapping still counts (server group members, down-cell listings).
         with self._services.api_db.begin() as api:
             instance_mappings.set_queued_for_delete(api, uuid)
+        # As Nova's _local_cleanup_bdm_volumes, before the row (its soft delete takes the
+        # mappings with it); acting as the service, as the host would.
+        volumes = get_volume_adapter(self._services.conf, self._services.api_db)
+        as_service = VolumeContext(self._context.project_id, self._context.user_id, True)
+        release_volumes(self._cell(found), volumes, as_service, uuid)
         with self._cell(found).begin() as conn:
             instances.update(
                 conn,

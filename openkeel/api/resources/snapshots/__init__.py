@@ -1,0 +1,1 @@
+"""The ``os-snapshots`` proxy (up to 2.35)."""

@@ -1,0 +1,1 @@
+"""``/servers/{server_id}/os-volume_attachments``: the volumes attached to a server."""

@@ -1,0 +1,1 @@
+"""The ``os-volumes`` proxy (up to 2.35)."""

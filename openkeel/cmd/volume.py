@@ -1,0 +1,79 @@
+"""The embedded volume service wired into the all-in-one (decision 0057): the volume API under
+``/volume``, its volumes made from the embedded image service's images."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+
+from openkeel.api.app import ComputeApiApp
+from openkeel.api.auth import Authenticator
+from openkeel.api.services import ApiServices
+from openkeel.clients.image import Caller as ImageCaller
+from openkeel.clients.image import ImageError
+from openkeel.db.volume_store import VolumeStore
+from openkeel.image_api.services import ImageApiServices, image_api_services
+from openkeel.volume.embedded.files import VolumeFiles
+from openkeel.volume.embedded.service import Caller, ImageCopy, ImageSource, VolumeService
+from openkeel.volume_api.app import Identify, build_volume_app
+
+
+def volume_identity(authenticator: Authenticator) -> Identify:
+    """Who calls the volume API: the compute API's authenticator turned into the volume
+    service's caller (Cinder's admin is the admin role)."""
+
+    def identify(headers: dict[str, str], request_id: str) -> Caller:
+        context = authenticator.authenticate(headers, request_id)
+        return Caller(context.project_id, context.user_id or "", "admin" in context.roles)
+
+    return identify
+
+
+def image_source(images: ImageApiServices) -> ImageSource:
+    """Images as the volume service reads them: one the caller may see, active. An image
+    whose bytes are not on disk (the all-in-one's seed image, a KubeVirt snapshot) gives a
+    volume without its bytes (the simulated driver boots anything)."""
+
+    def fetch(caller: Caller, image_id: str) -> ImageCopy | None:
+        try:
+            image = images.repository.find_visible(
+                ImageCaller(caller.project_id, caller.is_admin), image_id
+            )
+        except ImageError:
+            return None
+        if image.status != "active":
+            return None
+        keep = {"image_id": image.id, "image_name": image.name or "",
+                "container_format": image.container_format or "",
+                "disk_format": image.disk_format or "", "checksum": image.checksum or "",
+                "min_ram": str(image.min_ram), "min_disk": str(image.min_disk),
+                "size": str(image.size or 0)}  # fmt: skip
+        keep.update({k: str(v) for k, v in image.properties.items()})
+        chunks = images.files.read(image.id) if images.files.has_data(image.id) else iter(())
+        return ImageCopy(chunks, image.size or 0, image.min_disk, keep)
+
+    return fetch
+
+
+def volume_files(state_path: str) -> VolumeFiles:
+    """Where the simulated back end keeps volume data: ``<state_path>/volumes``."""
+    return VolumeFiles(Path(state_path) / "volumes")
+
+
+def volume_service(
+    api_db: sa.Engine, state_path: str, images: ImageSource | None = None
+) -> VolumeService:
+    """The embedded volume service over the API database (tables made when missing)."""
+    store = VolumeStore(api_db)
+    store.install()
+    return VolumeService(store, volume_files(state_path), images)
+
+
+def with_volume_api(app: Any, compute: ComputeApiApp, services: ApiServices) -> Any:
+    """``app`` with the embedded volume API under ``/volume``."""
+    state_path = services.conf.state_path
+    images = image_source(image_api_services(services.api_db, Path(state_path)))
+    service = volume_service(services.api_db, state_path, images)
+    return build_volume_app(app, service, volume_identity(compute.authenticator))

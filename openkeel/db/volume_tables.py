@@ -1,0 +1,80 @@
+"""Tables of the embedded volume service (a Cinder v3 subset, decision 0057).
+
+Volumes, snapshots and attachments: in the API database, in their own MetaData outside Nova's
+schema (as the image, identity and network services' tables). Metadata documents are JSON
+text. A volume's ``status`` changes only by compare-and-swap (see
+:class:`openkeel.db.volume_store.VolumeStore`), so two attachments or a delete racing an
+attachment cannot both win.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sqlalchemy as sa
+
+metadata = sa.MetaData()
+
+
+def _common(*columns: sa.Column[Any]) -> list[sa.Column[Any]]:
+    """What every volume service record has around its own columns."""
+    return [
+        sa.Column("id", sa.String(36), primary_key=True),
+        sa.Column("project_id", sa.String(255), nullable=False, index=True),
+        sa.Column("user_id", sa.String(255), nullable=False, default=""),
+        sa.Column("status", sa.String(32), nullable=False),
+        *columns,
+        sa.Column("created_at", sa.DateTime, nullable=False),
+        sa.Column("updated_at", sa.DateTime),
+    ]
+
+
+volumes_table = sa.Table(
+    "openkeel_vol_volumes",
+    metadata,
+    *_common(
+        sa.Column("name", sa.String(255)),
+        sa.Column("description", sa.String(255)),
+        sa.Column("size", sa.Integer, nullable=False),
+        sa.Column("availability_zone", sa.String(255), nullable=False),
+        sa.Column("volume_type_id", sa.String(36), nullable=False),
+        sa.Column("snapshot_id", sa.String(36)),
+        sa.Column("source_volid", sa.String(36)),
+        sa.Column("image_id", sa.String(36)),
+        sa.Column("bootable", sa.Boolean, nullable=False, default=False),
+        sa.Column("multiattach", sa.Boolean, nullable=False, default=False),
+        sa.Column("attach_status", sa.String(32), nullable=False, default="detached"),
+        sa.Column("metadata", sa.Text, nullable=False, default="{}"),
+        sa.Column("image_metadata", sa.Text, nullable=False, default="{}"),
+    ),
+)
+snapshots_table = sa.Table(
+    "openkeel_vol_snapshots",
+    metadata,
+    *_common(
+        sa.Column("name", sa.String(255)),
+        sa.Column("description", sa.String(255)),
+        sa.Column("volume_id", sa.String(36), nullable=False, index=True),
+        sa.Column("size", sa.Integer, nullable=False),
+        sa.Column("metadata", sa.Text, nullable=False, default="{}"),
+    ),
+)
+attachments_table = sa.Table(
+    "openkeel_vol_attachments",
+    metadata,
+    *_common(
+        sa.Column("volume_id", sa.String(36), nullable=False, index=True),
+        sa.Column("instance_uuid", sa.String(36), index=True),
+        sa.Column("attach_mode", sa.String(8), nullable=False, default="rw"),
+        sa.Column("connector", sa.Text, nullable=False, default="{}"),
+        sa.Column("host_name", sa.String(255)),
+        sa.Column("mountpoint", sa.String(255)),
+        sa.Column("attached_at", sa.DateTime),
+        sa.Column("detached_at", sa.DateTime),
+    ),
+)
+
+
+def install_tables(engine: sa.Engine) -> None:
+    """Create the volume tables that are missing."""
+    metadata.create_all(engine, checkfirst=True)

@@ -1,0 +1,147 @@
+"""The volume adapter interface: what Nova's side (the compute API and compute hosts) asks of
+Cinder, in Nova's ``nova.volume.cinder.API`` terms, trimmed to what OpenKeel uses.
+
+Implementations: :class:`openkeel.volume.embedded.adapter.EmbeddedVolumes` (the all-in-one's
+volume service in process). Every call acts for the user in ``VolumeContext``; errors are
+:mod:`openkeel.volume.errors`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True)
+class VolumeContext:
+    """Who Cinder is asked for (the user's project and roles)."""
+
+    project_id: str | None
+    user_id: str | None = None
+    is_admin: bool = False
+
+
+@dataclass(frozen=True)
+class AttachmentInfo:
+    """One attachment of a volume, as Cinder's volume document shows it."""
+
+    server_id: str | None
+    attachment_id: str
+    device: str | None = None
+
+
+@dataclass(frozen=True)
+class VolumeInfo:
+    """What Nova reads of a volume."""
+
+    id: str
+    status: str
+    size: int
+    multiattach: bool
+    availability_zone: str
+    bootable: bool = False
+    attachments: tuple[AttachmentInfo, ...] = ()
+    name: str | None = None
+    description: str | None = None
+    created_at: str | None = None
+    volume_type: str | None = None
+    snapshot_id: str | None = None
+    metadata: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SnapshotInfo:
+    """What Nova reads of a volume snapshot."""
+
+    id: str
+    volume_id: str
+    status: str
+    size: int
+    created_at: str | None = None
+    name: str | None = None
+    description: str | None = None
+
+
+@dataclass(frozen=True)
+class NewVolume:
+    """A volume to create (the ``os-volumes`` proxy)."""
+
+    size: int | None
+    name: str | None = None
+    description: str | None = None
+    snapshot_id: str | None = None
+    volume_type: str | None = None
+    metadata: Mapping[str, str] | None = None
+    availability_zone: str | None = None
+
+
+class VolumeAdapter(Protocol):
+    """Cinder as Nova uses it (the attachments API, 3.44+)."""
+
+    def get(self, context: VolumeContext, volume_id: str) -> VolumeInfo:
+        """The volume (VolumeNotFound)."""
+        ...
+
+    def attachment_create(self, context: VolumeContext, volume_id: str, instance_uuid: str) -> str:
+        """Reserve the volume for the instance; the attachment id (InvalidVolume when the
+        volume cannot be attached: in use and not multiattach, being deleted, ...)."""
+        ...
+
+    def attachment_update(
+        self, context: VolumeContext, attachment_id: str, connector: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        """Give the host's connector; the connection info the host attaches with."""
+        ...
+
+    def attachment_complete(self, context: VolumeContext, attachment_id: str) -> None:
+        """The host attached it: the volume is in-use."""
+        ...
+
+    def attachment_delete(self, context: VolumeContext, attachment_id: str) -> None:
+        """Remove the attachment (the volume is available again when it was the last);
+        succeeds when it is gone already."""
+        ...
+
+    def begin_detaching(self, context: VolumeContext, volume_id: str) -> None:
+        """Mark an in-use volume detaching (InvalidVolume otherwise)."""
+        ...
+
+    def roll_detaching(self, context: VolumeContext, volume_id: str) -> None:
+        """A failed detach: the volume is in-use again."""
+        ...
+
+    def delete(self, context: VolumeContext, volume_id: str) -> None:
+        """Delete the volume (a server's ``delete_on_termination``)."""
+        ...
+
+    def list_volumes(self, context: VolumeContext) -> list[VolumeInfo]:
+        """The project's volumes."""
+        ...
+
+    def create_volume(self, context: VolumeContext, wanted: NewVolume) -> VolumeInfo:
+        """A new volume (InvalidVolume, OverQuota, SnapshotNotFound)."""
+        ...
+
+    def get_snapshot(self, context: VolumeContext, snapshot_id: str) -> SnapshotInfo:
+        """The snapshot (SnapshotNotFound)."""
+        ...
+
+    def list_snapshots(self, context: VolumeContext) -> list[SnapshotInfo]:
+        """The project's snapshots."""
+        ...
+
+    def create_snapshot(
+        self,
+        context: VolumeContext,
+        volume_id: str,
+        name: str | None,
+        description: str | None,
+        force: bool,
+    ) -> SnapshotInfo:
+        """A snapshot of the volume (``force``: also of an in-use one)."""
+        ...
+
+    def delete_snapshot(self, context: VolumeContext, snapshot_id: str) -> None:
+        """Delete the snapshot (SnapshotNotFound)."""
+        ...

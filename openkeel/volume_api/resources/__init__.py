@@ -1,0 +1,1 @@
+"""The volume API's resources, one module each."""
