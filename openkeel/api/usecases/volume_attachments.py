@@ -22,7 +22,7 @@ from openkeel.api.usecases.servers.lifecycle import InstanceIsLocked
 from openkeel.api.usecases.servers.lookup import FoundServer, find_server
 from openkeel.db.engine import reader
 from openkeel.db.repositories import block_devices, instance_actions
-from openkeel.db.repositories.block_devices import VolumeMapping
+from openkeel.db.repositories.block_devices import VolumeMapping as VolumeMapping
 from openkeel.domain.errors import Conflict, Forbidden, Invalid, NotFound, ServiceUnavailable
 from openkeel.domain.instances import Instance
 from openkeel.domain.states import VmState, ensure_action_allowed

@@ -9,8 +9,12 @@ from typing import Any
 
 from openkeel.api.request import ApiRequest, Reply
 from openkeel.api.resources.servers.create_request import as_bool
-from openkeel.api.usecases.volume_attachments import POLICY, AttachRequest, ServerVolumes
-from openkeel.db.repositories.block_devices import VolumeMapping
+from openkeel.api.usecases.volume_attachments import (
+    POLICY,
+    AttachRequest,
+    ServerVolumes,
+    VolumeMapping,
+)
 
 __all__ = ["POLICY", "attach", "detach", "list_attachments", "show_attachment"]
 MAX_LIMIT = 1000
