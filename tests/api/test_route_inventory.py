@@ -51,8 +51,19 @@ def _implemented_classes() -> set[str]:
     return live
 
 
+def _not_built(row: RouteRow) -> bool:
+    """A route of a controller otherwise served that is still in openkeel.api.unbuilt (501
+    in its window, checked by test_unbuilt_routes): pending, not wrong."""
+    route = REGISTERED.get(normalise(row.path))
+    return route is not None and not route.methods.get(row.method) and bool(route.unbuilt.get(row.method))  # fmt: skip
+
+
 IMPLEMENTED = _implemented_classes()
-CHECKED_ROUTES = [r for r in SPEC_ROUTES if r.removed or _class_of(r.controller) in IMPLEMENTED]
+CHECKED_ROUTES = [
+    r
+    for r in SPEC_ROUTES
+    if r.removed or (_class_of(r.controller) in IMPLEMENTED and not _not_built(r))
+]
 CHECKED_ACTIONS = [
     a for a in SPEC_ACTIONS if a.flagged_removed or _class_of(a.controller) in IMPLEMENTED
 ]

@@ -21,7 +21,10 @@ def register(table: RouteTable) -> None:
     policy = handlers.POLICY
     table.add("GET", COLLECTION, endpoint(handlers.list_attachments, query=INDEX_QUERY,
                                           policy=policy % "index"))  # fmt: skip
-    table.add("POST", COLLECTION, endpoint(handlers.attach, body=CREATE, policy=policy % "create"))
+    # 2.101: the attach answers 202 without a body (the handler's Reply says which).
+    for since, until, status in (("2.1", "2.100", 200), ("2.101", "2.104", 202)):
+        table.add("POST", COLLECTION, endpoint(handlers.attach, status=status, since=since, until=until,
+                                               body=CREATE, policy=policy % "create"))  # fmt: skip
     table.add("GET", MEMBER, endpoint(handlers.show_attachment, query=SHOW_QUERY,
                                       policy=policy % "show"))  # fmt: skip
     table.add("DELETE", MEMBER, endpoint(handlers.detach, status=202, policy=policy % "delete"))
