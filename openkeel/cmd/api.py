@@ -33,6 +33,7 @@ from openkeel.network.embedded.service import Caller as NetworkCaller
 from openkeel.network.embedded.service import NetworkService
 from openkeel.network_api.app import Identify as NetworkIdentify
 from openkeel.network_api.app import build_network_app
+from openkeel.notifications.emitter import notifier_from_conf
 from openkeel.runtime.observability import observed, start_metrics_server
 
 LOG = logging.getLogger(__name__)
@@ -197,6 +198,7 @@ def run(config_files: Sequence[str]) -> int:
             services = ApiServices(
                 conf=conf, api_db=api_db, cell_dbs=cell_dbs, placement=placement,
                 images=glance_client(conf.glance), **api_clients(transport),
+                notifier=notifier_from_conf(conf).prepare("nova-api", conf.host),
             )  # fmt: skip
             server = api_server(services, host, port)
             start_metrics_server(conf)

@@ -31,6 +31,8 @@ from openkeel.db.records import InstanceRecords
 from openkeel.db.repositories import host_mappings, services
 from openkeel.db.schema import api as api_schema
 from openkeel.network import NetworkAdapter, get_network_adapter
+from openkeel.notifications.emitter import Notifier, notifier_from_conf
+from openkeel.notifications.versioned import ServiceStatus
 from openkeel.rpc.clients.conductor import ConductorRpcClient
 from openkeel.rpc.message import Target
 from openkeel.rpc.server import RpcServer
@@ -74,6 +76,7 @@ class ComputeService:
         cell_uuid: str | None = None,
         host: str | None = None,
         images: ImageService | None = None,
+        notifier: Notifier | None = None,
     ) -> None:
         self.conf = conf
         self.transport = transport
@@ -95,6 +98,7 @@ class ComputeService:
             tracker=ResourceTracker(conf, name, driver, placement, cell_db),
             images=images or snapshot_images(conf, api_db),
             volumes=get_volume_adapter(conf, api_db),
+            notifier=(notifier or notifier_from_conf(conf)).prepare("nova-compute", name),
         )
         self.periodic = PeriodicRunner(self.clock)
         self.service_id: int | None = None
@@ -149,6 +153,7 @@ class ComputeService:
     # --- registration ----------------------------------------------------------------------
 
     def _register_service(self) -> int:
+        created = False
         with self.cell_db.begin() as conn:
             record = services.get_by_host_and_binary(conn, self.hostname, BINARY)
             if record is None:
@@ -160,11 +165,14 @@ class ComputeService:
                     version=SERVICE_VERSION,
                     last_seen_up=self.clock.now(),
                 )
+                created = True
             else:
                 services.update_service(
                     conn, record.id, version=SERVICE_VERSION, last_seen_up=self.clock.now()
                 )
-            return record.id
+        if created:
+            self.host.notifier.service("create", service_status(record))
+        return record.id
 
     def _map_host(self) -> None:
         cell_uuid = self.cell_uuid or self._cell_of_database()
@@ -246,3 +254,19 @@ class ComputeService:
         """Resource audit plus orphan allocation cleanup."""
         self.host.tracker.update_available_resource(self.service_id)
         periodic_tasks.remove_orphan_allocations(self.host)
+
+
+def service_status(record: services.ServiceRecord) -> ServiceStatus:
+    """What a service.* notification shows of a ``services`` row."""
+    return ServiceStatus(
+        uuid=record.uuid,
+        host=record.host,
+        binary=record.binary,
+        topic=record.topic,
+        report_count=record.report_count,
+        disabled=record.disabled,
+        disabled_reason=record.disabled_reason,
+        forced_down=record.forced_down,
+        version=record.version,
+        last_seen_up=record.last_seen_up,
+    )

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from openkeel.clients.placement_errors import PlacementError
-from openkeel.compute import guest
+from openkeel.compute import guest, notifying
 from openkeel.compute.host import ComputeHost
 from openkeel.compute.operations.outcome import bind_ports, set_error
 from openkeel.compute.operations.resize import (
@@ -64,6 +64,7 @@ def live_migration(
             migration = migrations.get(conn, int(migration_data["id"]))
         event = "compute_live_migration"
         host.records.event_start(uuid, context.request_id, event, host.host)
+        notifying.started(host, context, uuid, event)
         failure: BaseException | None = None
         try:
             _migrate(host, context, instance, migration, dest, block_migration)
@@ -79,6 +80,7 @@ def live_migration(
             LOG.warning("Live migration of %s failed: %s", uuid, exc)
             failure = exc
             _roll_back(host, uuid, migration, status.ERROR, exc)
+        notifying.finished(host, context, uuid, event, failure)
         host.records.event_finish(uuid, context.request_id, event, failure)
 
 
@@ -145,6 +147,7 @@ def post_live_migration_at_destination(
     with host.locks.hold(uuid):
         event = "compute_post_live_migration_at_destination"
         host.records.event_start(uuid, context.request_id, event, host.host)
+        notifying.started(host, context, uuid, event)
         failure: BaseException | None = None
         try:
             instance = host.records.get(uuid)
@@ -163,6 +166,7 @@ def post_live_migration_at_destination(
             failure = exc
             raise
         finally:
+            notifying.finished(host, context, uuid, event, failure)
             host.records.event_finish(uuid, context.request_id, event, failure)
 
 
@@ -190,6 +194,7 @@ def _driver_step(host: ComputeHost, context: CallContext, uuid: str, event: str,
     except InstanceNotFound:
         return
     host.records.event_start(uuid, context.request_id, event, host.host)
+    notifying.started(host, context, uuid, event)
     failure: BaseException | None = None
     ref = guest.instance_ref(host.conf, instance)
     try:
@@ -200,4 +205,5 @@ def _driver_step(host: ComputeHost, context: CallContext, uuid: str, event: str,
     except Exception as exc:
         LOG.warning("%s of %s failed: %s", event, uuid, exc)
         failure = exc
+    notifying.finished(host, context, uuid, event, failure)
     host.records.event_finish(uuid, context.request_id, event, failure)
