@@ -178,7 +178,7 @@ def test_instance_exists_and_compute_exception() -> None:
     notifier.instance_exists(INSTANCE, Initiator(), (NOW - datetime.timedelta(days=1), NOW))
     notifier.exception(_failure(), WHO)
     assert _check(memory) == ["instance.exists", "compute.exception"]
-    exists = [s.message for s in memory.sent if s.topic == "notifications"][0]
+    exists = next(s.message for s in memory.sent if s.topic == "notifications")
     assert exists["event_type"] == "compute.instance.exists"
 
 
