@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime
 import logging
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -17,7 +18,7 @@ from openkeel.domain.keypairs import KeyPair
 from openkeel.domain.server_groups import ServerGroup
 from openkeel.notifications.drivers import AmqpDriver, LogDriver, MemoryDriver, Sent
 from openkeel.notifications.emitter import Notifier, notifier_from_conf
-from openkeel.notifications.instance_payloads import Initiator
+from openkeel.notifications.instance_payloads import Initiator, resize_prep_extra
 from openkeel.notifications.versioned import ServiceStatus
 from tests.notifications.samples import assert_matches
 
@@ -119,18 +120,13 @@ ACTIONS = [
 EXTRA = {
     "rescue": {"rescue_image_ref": "a2459075-d96c-40d5-893e-577ff92e721c"},
     "snapshot": {"snapshot_image_id": "d2aae36f-785c-4518-8016-bc9534d9fc7f"},
-    "resize_prep": {"new_flavor": None},
 }
 
 
 @pytest.mark.parametrize(("action", "phases"), ACTIONS, ids=[a for a, _ in ACTIONS])
 def test_instance_action_matches_sample(action: str, phases: tuple[str, ...]) -> None:
     notifier, memory = _notifier()
-    extra = dict(EXTRA.get(action, {}))
-    if action == "resize_prep":
-        from openkeel.notifications.instance_payloads import resize_prep_extra
-
-        extra = resize_prep_extra(FLAVOR)
+    extra = resize_prep_extra(FLAVOR) if action == "resize_prep" else EXTRA.get(action)
     for phase in phases:
         fault = _failure() if phase == "error" else None
         notifier.instance_action(INSTANCE, action, phase, WHO, fault=fault, extra=extra)
@@ -142,7 +138,7 @@ def test_instance_action_matches_sample(action: str, phases: tuple[str, ...]) ->
 
 def test_instance_create_start_end_error() -> None:
     notifier, memory = _notifier()
-    building = Instance(**{**INSTANCE.__dict__, "vm_state": "building", "power_state": 0})
+    building = replace(INSTANCE, vm_state="building", power_state=0)
     notifier.instance_create(building, "start", WHO, instance_name="instance-00000001", keypairs=[KEYPAIR])  # fmt: skip
     notifier.instance_create(INSTANCE, "end", WHO, instance_name="instance-00000001")
     notifier.instance_create(building, "error", WHO, instance_name="i", fault=_failure())
@@ -165,7 +161,7 @@ def test_instance_update_only_on_state_changes() -> None:
     period = (NOW - datetime.timedelta(days=3), NOW)
     notifier.instance_update(INSTANCE, INSTANCE, WHO, period)
     assert memory.sent == []
-    stopping = Instance(**{**INSTANCE.__dict__, "task_state": "powering-off"})
+    stopping = replace(INSTANCE, task_state="powering-off")
     notifier.instance_update(INSTANCE, stopping, WHO, period)
     assert _check(memory) == ["instance.update"]
     quiet = Notifier(drivers=(memory,), notification_format="versioned", notify_on_state_change="vm_state")  # fmt: skip
@@ -182,31 +178,51 @@ def test_instance_exists_and_compute_exception() -> None:
     assert exists["event_type"] == "compute.instance.exists"
 
 
-def test_api_resource_events_match_samples() -> None:
-    memory = MemoryDriver()
-    notifier = Notifier(drivers=(memory,), notification_format="versioned").prepare("nova-api", "api")  # fmt: skip
+def emit_every_event(compute: Notifier, api: Notifier) -> int:
+    """Every event type the emitter has, each phase once; how many versioned ones."""
+    before = 0
+    for action, phases in ACTIONS:
+        extra = resize_prep_extra(FLAVOR) if action == "resize_prep" else EXTRA.get(action)
+        for phase in phases:
+            fault = _failure() if phase == "error" else None
+            compute.instance_action(INSTANCE, action, phase, WHO, fault=fault, extra=extra)
+            before += 1
+    building = replace(INSTANCE, vm_state="building", power_state=0, task_state="scheduling")
+    for phase in ("start", "end", "error"):
+        fault = _failure() if phase == "error" else None
+        compute.instance_create(building, phase, WHO, instance_name="instance-00000001", keypairs=[KEYPAIR], fault=fault)  # fmt: skip
+    compute.instance_update(INSTANCE, replace(INSTANCE, task_state="powering-off"), WHO, (NOW, NOW))  # fmt: skip
+    compute.instance_exists(INSTANCE, Initiator(), (NOW - datetime.timedelta(days=1), NOW))
+    compute.exception(_failure(), WHO)
     flavor = Flavor(1, "a22d5517", "test_flavor", 1024, 2, 10, 0, 0, 2.0, 0, False, True, None)
-    notifier.flavor("create", flavor, projects=[])
-    notifier.flavor("update", flavor)
-    notifier.flavor("delete", flavor)
+    api.flavor("create", flavor, projects=[])
+    api.flavor("update", flavor)
+    api.flavor("delete", flavor)
     for action in ("create", "import", "delete"):
-        notifier.keypair(action, "start", KEYPAIR)
-        notifier.keypair(action, "end", KEYPAIR)
+        api.keypair(action, "start", KEYPAIR)
+        api.keypair(action, "end", KEYPAIR)
     aggregate = Aggregate(1, "788608ec", "my-aggregate", ("compute",), {"availability_zone": "nova"})  # fmt: skip
-    notifier.aggregate("create", "start", None, name="my-aggregate", metadata={})
+    api.aggregate("create", "start", None, name="my-aggregate", metadata={})
     for action in ("create", "delete", "add_host", "remove_host", "update_metadata", "update_prop"):  # fmt: skip
         if action != "create":
-            notifier.aggregate(action, "start", aggregate)
-        notifier.aggregate(action, "end", aggregate)
+            api.aggregate(action, "start", aggregate)
+        api.aggregate(action, "end", aggregate)
     group = ServerGroup("788608ec", "group", "demo", "demo", "anti-affinity", {"max_server_per_host": 3})  # fmt: skip
     for action in ("create", "delete", "add_member"):
-        notifier.server_group(action, group)
+        api.server_group(action, group, members=["54238a20"])
     status = ServiceStatus("fa69c544", "host1", "nova-compute", "compute", 1, False, None, False, 70, NOW)  # fmt: skip
-    notifier.prepare("nova-compute", "host1").service("create", status)
-    notifier.prepare("nova-compute", "host1").service("update", status)
-    sent = _check(memory)
-    assert len(sent) == 3 + 6 + 12 + 3 + 2
-    assert {m["publisher_id"] for m in _versioned(memory)} == {"nova-api:api", "nova-compute:host1"}  # fmt: skip
+    compute.service("create", status)
+    compute.service("update", status)
+    return before + 6 + 3 + 6 + 12 + 3 + 2
+
+
+def test_every_event_matches_its_sample() -> None:
+    memory = MemoryDriver()
+    notifier = Notifier(drivers=(memory,), notification_format="versioned",
+                        notify_on_state_change="vm_and_task_state")  # fmt: skip
+    count = emit_every_event(notifier.prepare("nova-compute", "compute"), notifier.prepare("nova-api", "api"))  # fmt: skip
+    assert len(_check(memory)) == count
+    assert {m["publisher_id"] for m in _versioned(memory)} == {"nova-api:api", "nova-compute:compute"}  # fmt: skip
 
 
 @pytest.mark.parametrize(
