@@ -1,3 +1,4 @@
+# mypy: disable-error-code="no-untyped-call"
 """Notifications on the real RabbitMQ, consumed with oslo.messaging's own notification
 listener: every versioned event the emitter has arrives on ``versioned_notifications`` in the
 messagingv2 envelope and matches Nova's sample; legacy ones arrive on ``notifications``; the
