@@ -23,11 +23,11 @@ from openkeel.compute import evacuated, periodic_tasks, polls, reconcile, usage_
 from openkeel.compute.endpoint import ComputeEndpoint
 from openkeel.compute.host import ComputeHost
 from openkeel.compute.lifecycle import LifecycleHandler
+from openkeel.compute.notifying import StateNotifyingRecords
 from openkeel.compute.operations import rescue, shelve
 from openkeel.compute.resource_tracker import ResourceTracker
 from openkeel.db.image_catalog import EmbeddedImageCatalog
 from openkeel.db.image_files import ImageFiles
-from openkeel.db.records import InstanceRecords
 from openkeel.db.repositories import host_mappings, services
 from openkeel.db.schema import api as api_schema
 from openkeel.network import NetworkAdapter, get_network_adapter
@@ -85,20 +85,23 @@ class ComputeService:
         self.cell_uuid = cell_uuid
         self.clock = clock or SystemClock()
         name: str = host or conf.host
+        notifier = (notifier or notifier_from_conf(conf)).prepare("nova-compute", name)
         self.host = ComputeHost(
             conf=conf,
             host=name,
             driver=driver,
             network=network or get_network_adapter(conf, api_db),
             placement=placement,
-            records=InstanceRecords(cell_db, self.clock),
+            records=StateNotifyingRecords(
+                cell_db, self.clock, notifier, conf.instance_usage_audit_period
+            ),
             api_db=api_db,
             clock=self.clock,
             conductor=ConductorRpcClient(transport),
             tracker=ResourceTracker(conf, name, driver, placement, cell_db),
             images=images or snapshot_images(conf, api_db),
             volumes=get_volume_adapter(conf, api_db),
-            notifier=(notifier or notifier_from_conf(conf)).prepare("nova-compute", name),
+            notifier=notifier,
         )
         self.periodic = PeriodicRunner(self.clock)
         self.service_id: int | None = None

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime
 
+from openkeel.compute.notifying import StateNotifyingRecords
 from openkeel.compute.operations import delete, pause, power
 from openkeel.compute.operations.build import build_and_run
 from openkeel.compute.service import ComputeService
@@ -18,6 +19,7 @@ from openkeel.rpc.message import CallContext
 from openkeel.rpc.messages.compute import BuildAndRunInstance
 from openkeel.virt.fake_config import FakeDriverConfig
 from tests.compute.cloud import Cloud
+from tests.conftest import CELL1_UUID
 from tests.notifications.samples import assert_matches
 
 CTX = CallContext(user_id="demo", project_id="demo", request_id="req-1")
@@ -116,3 +118,20 @@ def test_first_start_sends_service_create(cloud: Cloud) -> None:
     assert _versioned(memory) == ["service.create"]
     data = memory.sent[0].message["payload"]["nova_object.data"]
     assert (data["host"], data["binary"]) == (compute.hostname, "nova-compute")
+
+
+def test_state_changes_send_instance_update_when_asked(cloud: Cloud) -> None:
+    compute = cloud.compute().start(background=False)
+    memory = MemoryDriver()
+    notifier = Notifier(drivers=(memory,), notification_format="versioned",
+                        notify_on_state_change="vm_state")  # fmt: skip
+    compute.host.records = StateNotifyingRecords(
+        cloud.services.cell_dbs[CELL1_UUID], cloud.clock, notifier.prepare("nova-compute", "h"), "month"
+    )  # fmt: skip
+    instance = cloud.instance(compute)
+    build_and_run(compute.host, CTX, BuildAndRunInstance(instance.uuid))
+    # building -> building (task states only) is quiet under vm_state; building -> active is not
+    assert _versioned(memory) == ["instance.update"]
+    change = memory.sent[0].message["payload"]["nova_object.data"]["state_update"]
+    assert change["nova_object.data"]["old_state"] == "building"
+    assert change["nova_object.data"]["state"] == "active"
