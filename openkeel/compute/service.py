@@ -32,7 +32,7 @@ from openkeel.db.repositories import host_mappings, services
 from openkeel.db.schema import api as api_schema
 from openkeel.network import NetworkAdapter, get_network_adapter
 from openkeel.notifications.emitter import Notifier, notifier_from_conf
-from openkeel.notifications.versioned import ServiceStatus
+from openkeel.notifications.versioned import service_status
 from openkeel.rpc.clients.conductor import ConductorRpcClient
 from openkeel.rpc.message import Target
 from openkeel.rpc.server import RpcServer
@@ -257,19 +257,3 @@ class ComputeService:
         """Resource audit plus orphan allocation cleanup."""
         self.host.tracker.update_available_resource(self.service_id)
         periodic_tasks.remove_orphan_allocations(self.host)
-
-
-def service_status(record: services.ServiceRecord) -> ServiceStatus:
-    """What a service.* notification shows of a ``services`` row."""
-    return ServiceStatus(
-        uuid=record.uuid,
-        host=record.host,
-        binary=record.binary,
-        topic=record.topic,
-        report_count=record.report_count,
-        disabled=record.disabled,
-        disabled_reason=record.disabled_reason,
-        forced_down=record.forced_down,
-        version=record.version,
-        last_seen_up=record.last_seen_up,
-    )

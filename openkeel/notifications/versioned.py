@@ -8,7 +8,7 @@ import datetime
 import traceback
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from openkeel.domain.aggregates import Aggregate
 from openkeel.domain.flavors import Flavor
@@ -126,6 +126,60 @@ class ServiceStatus:
     version: int
     last_seen_up: datetime.datetime | None
     availability_zone: str | None = None
+
+
+class ServiceRow(Protocol):
+    """What a ``services`` row offers (openkeel.db's ServiceRecord; no import of the db)."""
+
+    @property
+    def uuid(self) -> str | None: ...
+
+    @property
+    def host(self) -> str: ...
+
+    @property
+    def binary(self) -> str: ...
+
+    @property
+    def topic(self) -> str | None: ...
+
+    @property
+    def report_count(self) -> int: ...
+
+    @property
+    def disabled(self) -> bool: ...
+
+    @property
+    def disabled_reason(self) -> str | None: ...
+
+    @property
+    def forced_down(self) -> bool: ...
+
+    @property
+    def version(self) -> int: ...
+
+    @property
+    def last_seen_up(self) -> datetime.datetime | None: ...
+
+
+def service_status(row: ServiceRow) -> ServiceStatus:
+    """What a service.* notification shows of a ``services`` row."""
+    return ServiceStatus(
+        uuid=row.uuid,
+        host=row.host,
+        binary=row.binary,
+        topic=row.topic,
+        report_count=row.report_count,
+        disabled=row.disabled,
+        disabled_reason=row.disabled_reason,
+        forced_down=row.forced_down,
+        version=row.version,
+        last_seen_up=row.last_seen_up,
+    )
+
+
+# Saves of these fields send service.update (Nova's Service.save; heartbeats do not).
+STATUS_FIELDS = frozenset({"disabled", "disabled_reason", "forced_down"})
 
 
 def service_payload(service: ServiceStatus) -> dict[str, Any]:

@@ -93,3 +93,21 @@ def test_server_group_notifications(services: ApiServices, api: ApiClient) -> No
     assert api.delete(f"/v2.1/os-server-groups/{group['id']}").status_code == 204
     assert _versioned(memory) == ["server_group.create", "server_group.delete"]
     assert memory.events("notifications") == ["servergroup.create", "servergroup.delete"]
+
+
+def test_service_status_changes_and_delete_notify_as_the_service(
+    services: ApiServices,
+    api: ApiClient,
+    cell: sa.Engine,  # noqa: F811
+) -> None:
+    memory = _listen(services)
+    body = {"host": "h1", "binary": "nova-compute"}
+    assert api.put("/v2.1/os-services/disable", json=body).status_code == 200
+    listed = api.get("/v2.1/os-services?host=h1").json()["services"]
+    assert api.delete(f"/v2.1/os-services/{listed[0]['id']}").status_code == 204
+    sent = [s.message for s in memory.sent if s.topic == "versioned_notifications"]
+    assert [m["event_type"] for m in sent] == ["service.update", "service.delete"]
+    for message in sent:
+        assert_matches(message, message["event_type"].replace(".", "-"))
+        assert message["publisher_id"] == "nova-compute:h1"
+    assert sent[0]["payload"]["nova_object.data"]["disabled"] is True
