@@ -9,6 +9,7 @@ import sqlalchemy as sa
 from openkeel.api.services import ApiServices
 from openkeel.notifications.drivers import MemoryDriver
 from openkeel.notifications.emitter import Notifier
+from tests.api.server_fakes import IMAGE, USER, flavor
 from tests.api.test_aggregates import cell  # noqa: F401  (fixture)
 from tests.client import ApiClient
 from tests.notifications.samples import assert_matches
@@ -93,6 +94,21 @@ def test_server_group_notifications(services: ApiServices, api: ApiClient) -> No
     assert api.delete(f"/v2.1/os-server-groups/{group['id']}").status_code == 204
     assert _versioned(memory) == ["server_group.create", "server_group.delete"]
     assert memory.events("notifications") == ["servergroup.create", "servergroup.delete"]
+
+
+def test_a_server_joining_a_group_sends_add_member(services: ApiServices, api: ApiClient) -> None:
+    flavor(api)
+    body = {"server_group": {"name": "g", "policies": ["anti-affinity"]}}
+    group = api.post("/v2.1/os-server-groups", json=body, token=USER).json()["server_group"]
+    memory = _listen(services)
+    server = {"server": {"name": "vm", "imageRef": IMAGE, "flavorRef": "1"},
+              "os:scheduler_hints": {"group": group["id"]}}  # fmt: skip
+    created = api.post("/v2.1/servers", json=server, token=USER)
+    assert created.status_code == 202
+    assert _versioned(memory) == ["server_group.add_member"]
+    data = memory.sent[0].message["payload"]["nova_object.data"]
+    assert data["members"] == [created.json()["server"]["id"]]
+    assert memory.events("notifications") == ["servergroup.addmember"]
 
 
 def test_service_status_changes_and_delete_notify_as_the_service(
