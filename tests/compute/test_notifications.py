@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import datetime
+import uuid as uuidlib
 
 from openkeel.compute.notifying import StateNotifyingRecords
 from openkeel.compute.operations import delete, pause, power
@@ -77,8 +78,8 @@ def test_build_power_pause_delete_notify(cloud: Cloud) -> None:
 
 
 def test_failed_build_sends_create_error_and_compute_exception(cloud: Cloud) -> None:
-    uuid = "11111111-1111-4111-8111-111111111111"
-    config = FakeDriverConfig(nodes=("n-fail",), fail_spawn_for=frozenset({uuid}))
+    uuid = str(uuidlib.uuid4())  # unique: the embedded Placement is shared by the package
+    config = FakeDriverConfig(nodes=(f"n-{uuid}",), fail_spawn_for=frozenset({uuid}))
     compute = cloud.compute(config).start(background=False)
     memory = _listen(compute, "versioned")
     build_and_run(compute.host, CTX, BuildAndRunInstance(cloud.instance(compute, uuid=uuid).uuid))
