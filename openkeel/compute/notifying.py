@@ -131,6 +131,11 @@ def finished(
     host.notifier.exception(failure, initiator(context))
 
 
+def step(host: ComputeHost, context: CallContext, uuid: str, action: str, phase: str) -> None:
+    """A notification inside an operation (``instance.shutdown.start`` within a delete)."""
+    _send(host, context, uuid, action, phase, None, None)
+
+
 def _send(
     host: ComputeHost,
     context: CallContext,

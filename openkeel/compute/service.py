@@ -32,6 +32,7 @@ from openkeel.db.repositories import host_mappings, services
 from openkeel.db.schema import api as api_schema
 from openkeel.network import NetworkAdapter, get_network_adapter
 from openkeel.notifications.emitter import Notifier, notifier_from_conf
+from openkeel.notifications.emitter import close as close_notifier
 from openkeel.notifications.versioned import service_status
 from openkeel.rpc.clients.conductor import ConductorRpcClient
 from openkeel.rpc.message import Target
@@ -147,6 +148,7 @@ class ComputeService:
             self._server = None
         self._stop_lifecycle()
         self.host.driver.cleanup_host(self.hostname)
+        close_notifier(self.host.notifier)  # a later send reconnects
 
     def _stop_lifecycle(self) -> None:
         if self.lifecycle is not None:

@@ -62,7 +62,8 @@ def test_build_power_pause_delete_notify(cloud: Cloud) -> None:
         "instance.reboot.start", "instance.reboot.end",
         "instance.pause.start", "instance.pause.end",
         "instance.unpause.start", "instance.unpause.end",
-        "instance.delete.start", "instance.delete.end",
+        "instance.delete.start", "instance.shutdown.start", "instance.shutdown.end",
+        "instance.delete.end",
     ]  # fmt: skip
     sent = {s.message["event_type"]: s.message for s in memory.sent}
     end = sent["instance.create.end"]["payload"]["nova_object.data"]

@@ -88,6 +88,7 @@ def _failure() -> BaseException:
 
 ACTIONS = [
     ("delete", ("start", "end")),
+    ("shutdown", ("start", "end")),
     ("power_off", ("start", "end")),
     ("power_on", ("start", "end")),
     ("reboot", ("start", "end", "error")),

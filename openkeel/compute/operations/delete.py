@@ -40,12 +40,14 @@ def terminate(host: ComputeHost, context: CallContext, uuid: str) -> None:
         failure: BaseException | None = None
         try:
             host.records.update(uuid, InstanceUpdate(task_state=TaskState.DELETING.value))
+            notifying.step(host, context, uuid, "shutdown", "start")
             host.driver.destroy(
                 guest.instance_ref(host.conf, instance),
                 network=guest.interfaces(instance.network_info),
             )
             release_volumes(host, context, uuid)
             host.network.deallocate_for_instance(host.net_ref(uuid, instance.project_id))
+            notifying.step(host, context, uuid, "shutdown", "end")
             free_allocations(host, uuid)
             _finish(host, uuid)
         except InstanceNotFound:
