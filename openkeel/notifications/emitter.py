@@ -143,8 +143,10 @@ class Notifier:
         *,
         fault: BaseException | None = None,
         extra: Mapping[str, Any] | None = None,
+        legacy_too: bool = True,
     ) -> None:
-        """``instance.<action>.<phase>`` (and ``compute.instance.<action>.<phase>``)."""
+        """``instance.<action>.<phase>`` (and ``compute.instance.<action>.<phase>`` unless
+        Nova has no legacy twin: ``legacy_too=False``)."""
         priority = "ERROR" if phase == "error" else "INFO"
         event = f"instance.{action}.{phase}" if phase else f"instance.{action}"
 
@@ -155,7 +157,7 @@ class Notifier:
         self._both(
             event,
             lambda: ip.action_payload(instance, initiator, fault=fault, action=action, extra=extra),
-            legacy.legacy_event(action, phase),
+            legacy.legacy_event(action, phase) if legacy_too else None,
             build_legacy,
             priority=priority,
             initiator=initiator,

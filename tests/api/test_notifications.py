@@ -9,7 +9,7 @@ import sqlalchemy as sa
 from openkeel.api.services import ApiServices
 from openkeel.notifications.drivers import MemoryDriver
 from openkeel.notifications.emitter import Notifier
-from tests.api.server_fakes import IMAGE, USER, flavor
+from tests.api.server_fakes import IMAGE, USER, flavor, placed_server
 from tests.api.test_aggregates import cell  # noqa: F401  (fixture)
 from tests.client import ApiClient
 from tests.notifications.samples import assert_matches
@@ -127,3 +127,15 @@ def test_service_status_changes_and_delete_notify_as_the_service(
         assert_matches(message, message["event_type"].replace(".", "-"))
         assert message["publisher_id"] == "nova-compute:h1"
     assert sent[0]["payload"]["nova_object.data"]["disabled"] is True
+
+
+def test_lock_and_unlock_notify(services: ApiServices, api: ApiClient) -> None:
+    server_id = placed_server(api, services)
+    memory = _listen(services)
+    lock = {"lock": {"locked_reason": "global warming"}}
+    assert api.post(f"/v2.1/servers/{server_id}/action", json=lock, version="2.73", token=USER).status_code == 202  # fmt: skip
+    assert api.post(f"/v2.1/servers/{server_id}/action", json={"unlock": None}, token=USER).status_code == 202  # fmt: skip
+    assert _versioned(memory) == ["instance.lock", "instance.unlock"]
+    locked = memory.sent[0].message["payload"]["nova_object.data"]
+    assert (locked["locked"], locked["locked_reason"]) == (True, "global warming")
+    assert memory.events("notifications") == []  # no legacy twin in Nova
