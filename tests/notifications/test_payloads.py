@@ -115,6 +115,7 @@ ACTIONS = [
     ("interface_detach", ("start", "end")),
     ("live_migration_post", ("start", "end")),
     ("live_migration_post_dest", ("start", "end")),
+    ("live_migration_rollback", ("start", "end")),
     ("live_migration_abort", ("start", "end")),
     ("live_migration_force_complete", ("start", "end")),
 ]

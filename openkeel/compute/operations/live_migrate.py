@@ -70,7 +70,7 @@ def live_migration(
             _migrate(host, context, instance, migration, dest, block_migration)
         except MigrationAborted as exc:
             failure = exc
-            _roll_back(host, uuid, migration, status.CANCELLED, None)
+            _notified_roll_back(host, context, uuid, migration, status.CANCELLED, None)
         except _Moved as exc:
             failure = exc.__cause__ or exc
             LOG.error("Live migration of %s failed after the guest moved: %s", uuid, failure)
@@ -79,7 +79,7 @@ def live_migration(
         except Exception as exc:
             LOG.warning("Live migration of %s failed: %s", uuid, exc)
             failure = exc
-            _roll_back(host, uuid, migration, status.ERROR, exc)
+            _notified_roll_back(host, context, uuid, migration, status.ERROR, exc)
         notifying.finished(host, context, uuid, event, failure)
         host.records.event_finish(uuid, context.request_id, event, failure)
 
@@ -105,6 +105,7 @@ def _migrate(
 
     ref = guest.instance_ref(host.conf, instance)
     host.driver.live_migration(ref, dest, on_progress, block_migration=bool(block_migration))
+    notifying.step(host, context, instance.uuid, "live_migration_post", "start")
     try:
         _free_source(host, migration)
         migration = set_migration(host, migration, status=status.POST_MIGRATING)
@@ -113,6 +114,21 @@ def _migrate(
         set_migration(host, migration, status=status.COMPLETED)
     except Exception as exc:
         raise _Moved(str(exc)) from exc
+    notifying.step(host, context, instance.uuid, "live_migration_post", "end")
+
+
+def _notified_roll_back(
+    host: ComputeHost,
+    context: CallContext,
+    uuid: str,
+    migration: Migration,
+    end: str,
+    exc: BaseException | None,
+) -> None:
+    """``_roll_back`` between instance.live_migration_rollback.start and .end (Nova's)."""
+    notifying.step(host, context, uuid, "live_migration_rollback", "start")
+    _roll_back(host, uuid, migration, end, exc)
+    notifying.step(host, context, uuid, "live_migration_rollback", "end")
 
 
 def _free_source(host: ComputeHost, migration: Migration) -> None:

@@ -1,0 +1,37 @@
+"""Notifications of a whole cloud: a live migration notifies on both hosts as Nova's
+(``live_migration_post`` on the source, ``live_migration_post_dest`` on the destination), each
+matching Nova's sample."""
+
+from __future__ import annotations
+
+from openkeel.notifications.drivers import MemoryDriver
+from openkeel.notifications.emitter import Notifier
+from tests.functional.conftest import Cloud
+from tests.functional.test_live_migration import _booted, _host, _live, _wait_migration
+from tests.notifications.samples import assert_matches
+
+
+def _listen(cloud: Cloud, memory: MemoryDriver) -> None:
+    notifier = Notifier(drivers=(memory,), notification_format="versioned")
+    for name, service in cloud.computes.items():
+        service.host.notifier = notifier.prepare("nova-compute", name)
+
+
+def test_live_migration_notifies_on_source_and_destination(cloud: Cloud) -> None:
+    server_id, source = _booted(cloud)
+    cloud.add_compute()
+    memory = MemoryDriver()
+    _listen(cloud, memory)
+    _live(cloud, server_id, {"host": None, "block_migration": "auto"}, "2.25")
+    _wait_migration(cloud, server_id, "completed")
+    dest = _host(cloud.wait(server_id))
+    sent = [s.message for s in memory.sent]
+    for message in sent:
+        assert_matches(message, message["event_type"].replace(".", "-"))
+    by_publisher = {(m["event_type"], m["publisher_id"]) for m in sent}
+    assert by_publisher >= {
+        ("instance.live_migration_post.start", f"nova-compute:{source}"),
+        ("instance.live_migration_post.end", f"nova-compute:{source}"),
+        ("instance.live_migration_post_dest.start", f"nova-compute:{dest}"),
+        ("instance.live_migration_post_dest.end", f"nova-compute:{dest}"),
+    }
