@@ -147,7 +147,7 @@ def _send(
     extra: Mapping[str, Any] | None,
 ) -> None:
     notifier = host.notifier
-    if not (notifier.versioned_enabled or notifier.legacy_enabled):
+    if not notifier.enabled:
         return
     try:
         instance = host.records.get(uuid, read_deleted="yes")
@@ -227,9 +227,7 @@ class StateNotifyingRecords(InstanceRecords):
 
     def _before(self, uuid: str, changes: InstanceUpdate) -> Instance | None:
         notifier = self._notifier
-        if notifier.notify_on_state_change is None or not (
-            notifier.versioned_enabled or notifier.legacy_enabled
-        ):
+        if notifier.notify_on_state_change is None or not notifier.enabled:
             return None
         touched = changes.changes()
         if "vm_state" not in touched and "task_state" not in touched:

@@ -56,7 +56,7 @@ def instance_usage_audit(host: ComputeHost) -> bool:
 def _notify_exists(host: ComputeHost, uuids: list[str], period: tuple[datetime, datetime]) -> int:
     """instance.exists for each audited instance; the number that failed."""
     notifier = host.notifier
-    if not (notifier.versioned_enabled or notifier.legacy_enabled):
+    if not notifier.enabled:
         return 0
     errors = 0
     for uuid in uuids:

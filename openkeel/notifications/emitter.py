@@ -63,6 +63,11 @@ class Notifier:
     def legacy_enabled(self) -> bool:
         return bool(self.drivers) and self.notification_format in ("both", "unversioned")
 
+    @property
+    def enabled(self) -> bool:
+        """Whether anything is sent at all (callers skip reading what they would send)."""
+        return self.versioned_enabled or self.legacy_enabled
+
     # --- sending ---------------------------------------------------------------------------
 
     def send_versioned(

@@ -4,7 +4,7 @@ fields use (ISO times with ``Z``, power state names). Pure; used by every payloa
 from __future__ import annotations
 
 import datetime
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 NAMESPACE = "nova"
@@ -28,6 +28,17 @@ def ovo(name: str, version: str, data: Mapping[str, Any]) -> dict[str, Any]:
         "nova_object.version": version,
         "nova_object.data": dict(data),
     }
+
+
+def fixed_addresses(
+    network_info: Iterable[Mapping[str, Any]],
+) -> Iterator[tuple[Mapping[str, Any], Mapping[str, Any], Mapping[str, Any], Mapping[str, Any]]]:
+    """(vif, network, subnet, ip) for each fixed address of Nova's network model."""
+    for vif in network_info:
+        network = vif.get("network") or {}
+        for subnet in network.get("subnets") or ():
+            for ip in subnet.get("ips") or ():
+                yield vif, network, subnet, ip
 
 
 def iso(value: datetime.datetime | None) -> str | None:

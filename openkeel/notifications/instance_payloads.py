@@ -11,7 +11,7 @@ from typing import Any
 
 from openkeel.domain.instances import FlavorSnapshot, Instance
 from openkeel.domain.keypairs import KeyPair
-from openkeel.notifications.envelope import iso, ovo, power_state_name
+from openkeel.notifications.envelope import fixed_addresses, iso, ovo, power_state_name
 from openkeel.notifications.versioned import (
     audit_period_payload,
     exception_payload,
@@ -40,27 +40,22 @@ ACTION_PAYLOADS = {
 
 def ip_addresses(network_info: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """IpPayload 1.0 per fixed address of each VIF of Nova's network model."""
-    found = []
-    for vif in network_info:
-        network = vif.get("network") or {}
-        for subnet in network.get("subnets") or ():
-            for ip in subnet.get("ips") or ():
-                found.append(
-                    ovo(
-                        "IpPayload",
-                        "1.0",
-                        {
-                            "label": network.get("label"),
-                            "mac": vif.get("address"),
-                            "meta": dict(vif.get("meta") or {}),
-                            "port_uuid": vif.get("id"),
-                            "version": int(ip.get("version") or subnet.get("version") or 4),
-                            "address": ip.get("address"),
-                            "device_name": vif.get("devname"),
-                        },
-                    )
-                )
-    return found
+    return [
+        ovo(
+            "IpPayload",
+            "1.0",
+            {
+                "label": network.get("label"),
+                "mac": vif.get("address"),
+                "meta": dict(vif.get("meta") or {}),
+                "port_uuid": vif.get("id"),
+                "version": int(ip.get("version") or subnet.get("version") or 4),
+                "address": ip.get("address"),
+                "device_name": vif.get("devname"),
+            },
+        )
+        for vif, network, subnet, ip in fixed_addresses(network_info)
+    ]
 
 
 def instance_data(instance: Instance, initiator: Initiator) -> dict[str, Any]:

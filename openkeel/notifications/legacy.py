@@ -9,6 +9,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from openkeel.domain.instances import Instance
+from openkeel.notifications.envelope import fixed_addresses
 
 # Versioned action name -> the legacy event's name where they differ.
 LEGACY_ACTIONS = {
@@ -45,13 +46,10 @@ def _time(value: datetime.datetime | None) -> str:
 
 def fixed_ips(network_info: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Each fixed address with its network's label and its VIF's MAC (Nova's fixed_ips)."""
-    found = []
-    for vif in network_info:
-        network = vif.get("network") or {}
-        for subnet in network.get("subnets") or ():
-            for ip in subnet.get("ips") or ():
-                found.append({**ip, "label": network.get("label"), "vif_mac": vif.get("address")})
-    return found
+    return [
+        {**ip, "label": network.get("label"), "vif_mac": vif.get("address")}
+        for vif, network, _, ip in fixed_addresses(network_info)
+    ]
 
 
 def instance_info(

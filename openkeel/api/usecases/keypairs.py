@@ -90,11 +90,7 @@ class KeyPairService:
     def delete(self, name: str, owner_id: str | None = None) -> None:
         """Delete key pair ``name`` of the owner; NotFound with Nova's message."""
         owner = self._owner("delete", owner_id)
-        found = (
-            self._repo.get(owner, name)
-            if self._notifier.versioned_enabled or self._notifier.legacy_enabled
-            else None
-        )
+        found = self._repo.get(owner, name) if self._notifier.enabled else None
         if found is not None:
             self._notifier.keypair("delete", "start", found, self._context.project_id)
         if not self._repo.delete(owner, name):
