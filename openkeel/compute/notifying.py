@@ -132,6 +132,14 @@ def finished(
     host.notifier.exception(failure, initiator(context))
 
 
+def evacuated(host: ComputeHost, context: CallContext, instance: Instance) -> None:
+    """``instance.evacuate`` from the destination as it takes the instance over; Nova sends it
+    from compute with the API as source (publisher ``nova-api:<host>``), versioned only."""
+    if host.notifier.enabled:
+        notifier = host.notifier.prepare("nova-api", host.host)
+        notifier.instance_action(instance, "evacuate", None, initiator(context), legacy_too=False)
+
+
 def step(host: ComputeHost, context: CallContext, uuid: str, action: str, phase: str) -> None:
     """A notification inside an operation (``instance.shutdown.start`` within a delete)."""
     _send(host, context, uuid, action, phase, None, None)

@@ -1,12 +1,13 @@
 """Notifications of a whole cloud: a live migration notifies on both hosts as Nova's
 (``live_migration_post`` on the source, ``live_migration_post_dest`` on the destination), each
-matching Nova's sample."""
+matching Nova's sample; an evacuation sends instance.evacuate from the destination."""
 
 from __future__ import annotations
 
 from openkeel.notifications.drivers import MemoryDriver
 from openkeel.notifications.emitter import Notifier
 from tests.functional.conftest import Cloud
+from tests.functional.test_evacuate import _evacuate, _force_down
 from tests.functional.test_live_migration import _booted, _host, _live, _wait_migration
 from tests.notifications.samples import assert_matches
 
@@ -35,3 +36,24 @@ def test_live_migration_notifies_on_source_and_destination(cloud: Cloud) -> None
         ("instance.live_migration_post_dest.start", f"nova-compute:{dest}"),
         ("instance.live_migration_post_dest.end", f"nova-compute:{dest}"),
     }
+
+
+def test_evacuation_notifies_from_the_destination(cloud: Cloud) -> None:
+    (source_host,) = cloud.computes
+    target = cloud.add_compute()
+    sid = cloud.boot("ev-1", availability_zone=f"nova:{source_host}")["id"]
+    cloud.wait(sid)
+    memory = MemoryDriver()
+    _listen(cloud, memory)
+    cloud.computes[source_host].stop()
+    _force_down(cloud, source_host)
+    assert _evacuate(cloud, sid, {}).status_code == 200
+    assert cloud.wait(sid)["status"] == "ACTIVE"
+    sent = [s.message for s in memory.sent]
+    for message in sent:
+        assert_matches(message, message["event_type"].replace(".", "-"))
+    assert [(m["event_type"], m["publisher_id"]) for m in sent] == [
+        ("instance.rebuild.start", f"nova-compute:{target.hostname}"),
+        ("instance.evacuate", f"nova-api:{target.hostname}"),
+        ("instance.rebuild.end", f"nova-compute:{target.hostname}"),
+    ]

@@ -198,6 +198,7 @@ def emit_every_event(compute: Notifier, api: Notifier) -> int:
     compute.exception(_failure(), WHO)
     api.instance_action(replace(INSTANCE, locked=True), "lock", None, WHO, legacy_too=False)
     api.instance_action(INSTANCE, "unlock", None, WHO, legacy_too=False)
+    api.instance_action(INSTANCE, "evacuate", None, WHO, legacy_too=False)
     flavor = Flavor(1, "a22d5517", "test_flavor", 1024, 2, 10, 0, 0, 2.0, 0, False, True, None)
     api.flavor("create", flavor, projects=[])
     api.flavor("update", flavor)
@@ -217,7 +218,7 @@ def emit_every_event(compute: Notifier, api: Notifier) -> int:
     status = ServiceStatus("fa69c544", "host1", "nova-compute", "compute", 1, False, None, False, 70, NOW)  # fmt: skip
     compute.service("create", status)
     compute.service("update", status)
-    return before + 6 + 2 + 3 + 6 + 12 + 3 + 2
+    return before + 6 + 3 + 3 + 6 + 12 + 3 + 2
 
 
 def test_every_event_matches_its_sample() -> None:
