@@ -33,6 +33,7 @@ class Initiator:
 ACTION_PAYLOADS = {
     "resize_prep": ("InstanceActionResizePrepPayload", "1.4"),
     "rebuild": ("InstanceActionRebuildPayload", "1.10"),
+    "rebuild_scheduled": ("InstanceActionRebuildPayload", "1.10"),
     "rescue": ("InstanceActionRescuePayload", "1.4"),
     "snapshot": ("InstanceActionSnapshotPayload", "1.10"),
 }
@@ -114,7 +115,7 @@ def action_payload(
     data = instance_data(instance, initiator)
     data["fault"] = exception_payload(fault) if fault is not None else None
     name, version = ACTION_PAYLOADS.get(action, ("InstanceActionPayload", "1.9"))
-    if action == "rebuild":
+    if action in ("rebuild", "rebuild_scheduled"):
         data["trusted_image_certificates"] = list(instance.trusted_certs or ()) or None
     data.update(extra or {})
     return ovo(name, version, data)

@@ -23,6 +23,7 @@ LEGACY_ACTIONS = {
     "live_migration_rollback": "live_migration._rollback",
     "live_migration_rollback_dest": "live_migration.rollback.dest",
     "shelve_offload": "shelve_offload",
+    "rebuild_scheduled": "rebuild.scheduled",
 }
 
 # Legacy image metadata keys come from ``image_*`` system metadata, without the prefix.

@@ -16,6 +16,9 @@ def _listen(cloud: Cloud, memory: MemoryDriver) -> None:
     notifier = Notifier(drivers=(memory,), notification_format="versioned")
     for name, service in cloud.computes.items():
         service.host.notifier = notifier.prepare("nova-compute", name)
+    conductor = cloud.roles.conductor
+    assert conductor is not None
+    conductor.deps.notifier = notifier.prepare("nova-conductor", "conductor")
 
 
 def test_live_migration_notifies_on_source_and_destination(cloud: Cloud) -> None:
@@ -53,6 +56,7 @@ def test_evacuation_notifies_from_the_destination(cloud: Cloud) -> None:
     for message in sent:
         assert_matches(message, message["event_type"].replace(".", "-"))
     assert [(m["event_type"], m["publisher_id"]) for m in sent] == [
+        ("instance.rebuild_scheduled", "nova-conductor:conductor"),
         ("instance.rebuild.start", f"nova-compute:{target.hostname}"),
         ("instance.evacuate", f"nova-api:{target.hostname}"),
         ("instance.rebuild.end", f"nova-compute:{target.hostname}"),

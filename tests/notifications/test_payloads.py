@@ -105,6 +105,7 @@ ACTIONS = [
     ("soft_delete", ("start", "end")),
     ("restore", ("start", "end")),
     ("rebuild", ("start", "end", "error")),
+    ("rebuild_scheduled", (None,)),
     ("resize_prep", ("start", "end")),
     ("resize", ("start", "end", "error")),
     ("resize_finish", ("start", "end")),
@@ -119,6 +120,8 @@ ACTIONS = [
     ("live_migration_abort", ("start", "end")),
     ("live_migration_force_complete", ("start", "end")),
 ]
+# Sent by another service than compute.
+PUBLISHERS = {"rebuild_scheduled": "nova-conductor"}
 EXTRA = {
     "rescue": {"rescue_image_ref": "a2459075-d96c-40d5-893e-577ff92e721c"},
     "snapshot": {"snapshot_image_id": "d2aae36f-785c-4518-8016-bc9534d9fc7f"},
@@ -126,15 +129,17 @@ EXTRA = {
 
 
 @pytest.mark.parametrize(("action", "phases"), ACTIONS, ids=[a for a, _ in ACTIONS])
-def test_instance_action_matches_sample(action: str, phases: tuple[str, ...]) -> None:
+def test_instance_action_matches_sample(action: str, phases: tuple[str | None, ...]) -> None:
     notifier, memory = _notifier()
+    binary = PUBLISHERS.get(action, "nova-compute")
+    notifier = notifier.prepare(binary, "compute")
     extra = resize_prep_extra(FLAVOR) if action == "resize_prep" else EXTRA.get(action)
     for phase in phases:
         fault = _failure() if phase == "error" else None
         notifier.instance_action(INSTANCE, action, phase, WHO, fault=fault, extra=extra)
-    assert _check(memory) == [f"instance.{action}.{p}" for p in phases]
+    assert _check(memory) == [f"instance.{action}.{p}" if p else f"instance.{action}" for p in phases]  # fmt: skip
     legacy = [s.message for s in memory.sent if s.topic == "notifications"]
-    assert [m["publisher_id"] for m in legacy] == ["compute.compute"] * len(phases)
+    assert [m["publisher_id"] for m in legacy] == [f"{binary[5:]}.compute"] * len(phases)
     assert all(m["payload"]["instance_id"] == INSTANCE.uuid for m in legacy)
 
 
@@ -187,7 +192,8 @@ def emit_every_event(compute: Notifier, api: Notifier) -> int:
         extra = resize_prep_extra(FLAVOR) if action == "resize_prep" else EXTRA.get(action)
         for phase in phases:
             fault = _failure() if phase == "error" else None
-            compute.instance_action(INSTANCE, action, phase, WHO, fault=fault, extra=extra)
+            sender = compute.prepare(PUBLISHERS.get(action, "nova-compute"), compute.host)
+            sender.instance_action(INSTANCE, action, phase, WHO, fault=fault, extra=extra)
             before += 1
     building = replace(INSTANCE, vm_state="building", power_state=0, task_state="scheduling")
     for phase in ("start", "end", "error"):
@@ -227,7 +233,7 @@ def test_every_event_matches_its_sample() -> None:
                         notify_on_state_change="vm_and_task_state")  # fmt: skip
     count = emit_every_event(notifier.prepare("nova-compute", "compute"), notifier.prepare("nova-api", "api"))  # fmt: skip
     assert len(_check(memory)) == count
-    assert {m["publisher_id"] for m in _versioned(memory)} == {"nova-api:api", "nova-compute:compute"}  # fmt: skip
+    assert {m["publisher_id"] for m in _versioned(memory)} == {"nova-api:api", "nova-compute:compute", "nova-conductor:compute"}  # fmt: skip
 
 
 @pytest.mark.parametrize(
