@@ -36,6 +36,8 @@ ACTION_PAYLOADS = {
     "rebuild_scheduled": ("InstanceActionRebuildPayload", "1.10"),
     "rescue": ("InstanceActionRescuePayload", "1.4"),
     "snapshot": ("InstanceActionSnapshotPayload", "1.10"),
+    "volume_attach": ("InstanceActionVolumePayload", "1.7"),
+    "volume_detach": ("InstanceActionVolumePayload", "1.7"),
 }
 
 

@@ -9,6 +9,7 @@ from openkeel.notifications.emitter import Notifier
 from tests.functional.conftest import Cloud
 from tests.functional.test_evacuate import _evacuate, _force_down
 from tests.functional.test_live_migration import _booted, _host, _live, _wait_migration
+from tests.functional.test_volume_attachments import _attach, _status, _until, _volume
 from tests.notifications.samples import assert_matches
 
 
@@ -61,3 +62,24 @@ def test_evacuation_notifies_from_the_destination(cloud: Cloud) -> None:
         ("instance.evacuate", f"nova-api:{target.hostname}"),
         ("instance.rebuild.end", f"nova-compute:{target.hostname}"),
     ]
+
+
+def test_volume_attach_and_detach_notify(cloud: Cloud) -> None:
+    sid = cloud.boot("vol-1")["id"]
+    assert cloud.wait(sid)["status"] == "ACTIVE"
+    memory = MemoryDriver()
+    _listen(cloud, memory)
+    vid = _volume(cloud)
+    assert _attach(cloud, sid, vid).status_code == 200
+    _until(lambda: _status(cloud, vid) == "in-use", "the volume to be in use")
+    assert cloud.api.delete(f"/v2.1/servers/{sid}/os-volume_attachments/{vid}").status_code == 202
+    _until(lambda: _status(cloud, vid) == "available", "the volume to be detached")
+    _until(lambda: len(memory.sent) == 4, "the detach's end notification")
+    sent = [s.message for s in memory.sent]
+    for message in sent:
+        assert_matches(message, message["event_type"].replace(".", "-"))
+        assert message["payload"]["nova_object.data"]["volume_id"] == vid
+    assert [m["event_type"] for m in sent] == [
+        "instance.volume_attach.start", "instance.volume_attach.end",
+        "instance.volume_detach.start", "instance.volume_detach.end",
+    ]  # fmt: skip
