@@ -48,6 +48,10 @@ class Notifier:
     versioned_topics: tuple[str, ...] = ("versioned_notifications",)
     legacy_topics: tuple[str, ...] = ("notifications",)
     notify_on_state_change: str | None = None
+    # [notifications] bdms_in_notifications / include_share_mapping: instance payloads list
+    # block devices / shares (OpenKeel lists none yet: []) instead of leaving them null.
+    bdms_in_notifications: bool = False
+    include_share_mapping: bool = False
     binary: str = "nova-compute"
     host: str = ""
 
@@ -80,6 +84,7 @@ class Notifier:
     ) -> None:
         """Send a built versioned payload (``publisher_id`` ``nova-compute:<host>``)."""
         if self.versioned_enabled:
+            payload = self._with_listings(payload)
             publisher = f"{self.binary}:{self.host}"
             self._send(publisher, event_type, payload, priority, initiator, self.versioned_topics)
 
@@ -96,6 +101,16 @@ class Notifier:
             service = self.binary.removeprefix("nova-") or "compute"
             publisher = f"{service}.{self.host}"
             self._send(publisher, event_type, payload, priority, initiator, self.legacy_topics)
+
+    def _with_listings(self, payload: Payload) -> Payload:
+        data = payload.get("nova_object.data")
+        if not isinstance(data, dict) or "block_devices" not in data:
+            return payload
+        if self.bdms_in_notifications:
+            data["block_devices"] = []
+        if self.include_share_mapping:
+            data["shares"] = []
+        return payload
 
     def _send(
         self,
@@ -349,6 +364,8 @@ def notifier_from_conf(conf: cfg.ConfigOpts) -> Notifier:
         versioned_topics=tuple(conf.notifications.versioned_notifications_topics),
         legacy_topics=tuple(group.topics),
         notify_on_state_change=conf.notifications.notify_on_state_change,
+        bdms_in_notifications=conf.notifications.bdms_in_notifications,
+        include_share_mapping=conf.notifications.include_share_mapping,
         host=conf.host,
     )
 

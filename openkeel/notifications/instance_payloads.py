@@ -91,7 +91,9 @@ def instance_data(instance: Instance, initiator: Initiator) -> dict[str, Any]:
         "task_state": instance.task_state,
         "progress": instance.progress or 0,
         "ip_addresses": ip_addresses(instance.network_info),
-        "block_devices": [],
+        # None unless [notifications] bdms_in_notifications / include_share_mapping (the
+        # emitter fills them in then), as Nova leaves them.
+        "block_devices": None,
         "flavor": flavor_payload(instance.flavor),
         "metadata": dict(instance.metadata),
         "locked": instance.locked,
@@ -100,7 +102,7 @@ def instance_data(instance: Instance, initiator: Initiator) -> dict[str, Any]:
         "action_initiator_project": initiator.project_id,
         "locked_reason": sysmeta.get("locked_reason") if instance.locked else None,
         "request_id": initiator.request_id,
-        "shares": [],
+        "shares": None,
     }
 
 

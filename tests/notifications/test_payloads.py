@@ -304,3 +304,13 @@ def test_memory_driver_records_topics() -> None:
     memory = MemoryDriver()
     memory.notify({}, {"event_type": "x"}, "INFO", ["a", "b"])
     assert memory.sent == [Sent("a", "info", {"event_type": "x"}, {}), Sent("b", "info", {"event_type": "x"}, {})]  # fmt: skip
+
+
+def test_block_devices_and_shares_listed_only_when_asked() -> None:
+    for asked, expected in ((False, None), (True, [])):
+        memory = MemoryDriver()
+        notifier = Notifier(drivers=(memory,), notification_format="versioned",
+                            bdms_in_notifications=asked, include_share_mapping=asked)  # fmt: skip
+        notifier.instance_action(INSTANCE, "pause", "start", WHO)
+        data = memory.sent[0].message["payload"]["nova_object.data"]
+        assert (data["block_devices"], data["shares"]) == (expected, expected)
