@@ -14,6 +14,7 @@ from oslo_config import cfg
 from openkeel.api.caches import ApiCaches
 from openkeel.clients.image import ImageService
 from openkeel.clients.placement import PlacementClient
+from openkeel.notifications.emitter import Notifier
 from openkeel.rpc.clients.compute import ComputeRpcClient
 from openkeel.rpc.clients.conductor import ConductorRpcClient
 
@@ -37,3 +38,5 @@ class ApiServices:
     placement: PlacementClient | None = None
     # Read caches of this process (instance locations, host zones): openkeel/api/caches.py.
     caches: ApiCaches = field(default_factory=ApiCaches)
+    # Notifications of the API (publisher nova-api:<host>); the default sends nothing.
+    notifier: Notifier = field(default_factory=Notifier)

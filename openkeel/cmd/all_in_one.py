@@ -43,6 +43,8 @@ from openkeel.conf.glance import locates_glance
 from openkeel.db.cells import CELL0_UUID
 from openkeel.db.image_catalog import EmbeddedImageCatalog
 from openkeel.image_api.services import image_files
+from openkeel.notifications.emitter import close as close_notifier
+from openkeel.notifications.emitter import notifier_from_conf
 from openkeel.rpc.clients.compute import ComputeRpcClient
 from openkeel.rpc.transport import get_transport
 from openkeel.virt.loading import KUBEVIRT, compute_hosts, load_driver
@@ -160,9 +162,12 @@ def run(
             roles, placement = start_roles(conf, root, api_db, cell_dbs, hosts)
             stack.callback(placement.stop)
             stack.callback(roles.stop)
+            notifier = notifier_from_conf(conf).prepare("nova-api", conf.host)
+            stack.callback(close_notifier, notifier)
             services = ApiServices(
                 conf=conf, api_db=api_db, cell_dbs=cell_dbs, images=_images(conf, api_db, root),
                 placement=placement.client(), **api_clients(roles.transport),
+                notifier=notifier,
             )  # fmt: skip
             server = api_server(
                 services, host, sock.getsockname()[1], image_api=True, metadata_api=True

@@ -33,6 +33,8 @@ from openkeel.network.embedded.service import Caller as NetworkCaller
 from openkeel.network.embedded.service import NetworkService
 from openkeel.network_api.app import Identify as NetworkIdentify
 from openkeel.network_api.app import build_network_app
+from openkeel.notifications.emitter import close as close_notifier
+from openkeel.notifications.emitter import notifier_from_conf
 from openkeel.runtime.observability import observed, start_metrics_server
 
 LOG = logging.getLogger(__name__)
@@ -194,9 +196,12 @@ def run(config_files: Sequence[str]) -> int:
             # Placement is optional for the API (a locally deleted server's allocations are
             # otherwise freed by its host's audit when it comes back).
             placement = placement_client(conf) if conf.placement.endpoint_override else None
+            notifier = notifier_from_conf(conf).prepare("nova-api", conf.host)
+            stack.callback(close_notifier, notifier)
             services = ApiServices(
                 conf=conf, api_db=api_db, cell_dbs=cell_dbs, placement=placement,
                 images=glance_client(conf.glance), **api_clients(transport),
+                notifier=notifier,
             )  # fmt: skip
             server = api_server(services, host, port)
             start_metrics_server(conf)

@@ -21,6 +21,7 @@ from openkeel.compute.event_waiters import InstanceEventWaiters
 from openkeel.compute.resource_tracker import ResourceTracker
 from openkeel.db.records import InstanceRecords
 from openkeel.network.adapter import InstanceNetRef, NetworkAdapter
+from openkeel.notifications.emitter import Notifier
 from openkeel.rpc.clients.conductor import ConductorRpcClient
 from openkeel.runtime.clock import Clock
 from openkeel.virt.driver import ComputeDriver
@@ -75,6 +76,8 @@ class ComputeHost:
     locks: InstanceLocks = field(default_factory=InstanceLocks)
     # Operations waiting for external events (openkeel.compute.external_events).
     events: InstanceEventWaiters = field(default_factory=InstanceEventWaiters)
+    # Notifications of this host (publisher nova-compute:<host>); the default sends nothing.
+    notifier: Notifier = field(default_factory=Notifier)
 
     def net_ref(
         self, uuid: str, project_id: str, security_groups: tuple[str, ...] = ()

@@ -23,14 +23,17 @@ from openkeel.compute import evacuated, periodic_tasks, polls, reconcile, usage_
 from openkeel.compute.endpoint import ComputeEndpoint
 from openkeel.compute.host import ComputeHost
 from openkeel.compute.lifecycle import LifecycleHandler
+from openkeel.compute.notifying import StateNotifyingRecords
 from openkeel.compute.operations import rescue, shelve
 from openkeel.compute.resource_tracker import ResourceTracker
 from openkeel.db.image_catalog import EmbeddedImageCatalog
 from openkeel.db.image_files import ImageFiles
-from openkeel.db.records import InstanceRecords
 from openkeel.db.repositories import host_mappings, services
 from openkeel.db.schema import api as api_schema
 from openkeel.network import NetworkAdapter, get_network_adapter
+from openkeel.notifications.emitter import Notifier, notifier_from_conf
+from openkeel.notifications.emitter import close as close_notifier
+from openkeel.notifications.versioned import service_status
 from openkeel.rpc.clients.conductor import ConductorRpcClient
 from openkeel.rpc.message import Target
 from openkeel.rpc.server import RpcServer
@@ -74,6 +77,7 @@ class ComputeService:
         cell_uuid: str | None = None,
         host: str | None = None,
         images: ImageService | None = None,
+        notifier: Notifier | None = None,
     ) -> None:
         self.conf = conf
         self.transport = transport
@@ -82,19 +86,23 @@ class ComputeService:
         self.cell_uuid = cell_uuid
         self.clock = clock or SystemClock()
         name: str = host or conf.host
+        notifier = (notifier or notifier_from_conf(conf)).prepare("nova-compute", name)
         self.host = ComputeHost(
             conf=conf,
             host=name,
             driver=driver,
             network=network or get_network_adapter(conf, api_db),
             placement=placement,
-            records=InstanceRecords(cell_db, self.clock),
+            records=StateNotifyingRecords(
+                cell_db, self.clock, notifier, conf.instance_usage_audit_period
+            ),
             api_db=api_db,
             clock=self.clock,
             conductor=ConductorRpcClient(transport),
             tracker=ResourceTracker(conf, name, driver, placement, cell_db),
             images=images or snapshot_images(conf, api_db),
             volumes=get_volume_adapter(conf, api_db),
+            notifier=notifier,
         )
         self.periodic = PeriodicRunner(self.clock)
         self.service_id: int | None = None
@@ -140,6 +148,7 @@ class ComputeService:
             self._server = None
         self._stop_lifecycle()
         self.host.driver.cleanup_host(self.hostname)
+        close_notifier(self.host.notifier)  # a later send reconnects
 
     def _stop_lifecycle(self) -> None:
         if self.lifecycle is not None:
@@ -149,6 +158,7 @@ class ComputeService:
     # --- registration ----------------------------------------------------------------------
 
     def _register_service(self) -> int:
+        created = False
         with self.cell_db.begin() as conn:
             record = services.get_by_host_and_binary(conn, self.hostname, BINARY)
             if record is None:
@@ -160,11 +170,14 @@ class ComputeService:
                     version=SERVICE_VERSION,
                     last_seen_up=self.clock.now(),
                 )
+                created = True
             else:
                 services.update_service(
                     conn, record.id, version=SERVICE_VERSION, last_seen_up=self.clock.now()
                 )
-            return record.id
+        if created:
+            self.host.notifier.service("create", service_status(record))
+        return record.id
 
     def _map_host(self) -> None:
         cell_uuid = self.cell_uuid or self._cell_of_database()

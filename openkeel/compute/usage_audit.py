@@ -3,19 +3,21 @@ completed audit period (``[DEFAULT] instance_usage_audit_period``) and host, cou
 instances that were active on the host during the period and record the run in ``task_log``
 (RUNNING, then DONE with its error count), which GET /os-instance_usage_audit_log reports.
 
-Registered by ComputeService; a no-op unless ``[DEFAULT] instance_usage_audit``. Nova emits
-one ``instance.exists`` notification per instance here; OpenKeel has no notification bus yet,
-so each instance is only counted (decision 0053).
+Registered by ComputeService; a no-op unless ``[DEFAULT] instance_usage_audit``. As Nova, one
+``instance.exists`` notification per instance (decisions 0053, 0060); one that cannot be read
+counts as an error of the run.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from datetime import datetime
 
 from openkeel.compute.host import ComputeHost
 from openkeel.db.repositories import instances, task_log
 from openkeel.domain.audit_periods import last_completed_audit_period
+from openkeel.notifications.instance_payloads import Initiator
 
 LOG = logging.getLogger(__name__)
 
@@ -41,7 +43,7 @@ def instance_usage_audit(host: ComputeHost) -> bool:
         )
     if not claimed:
         return False
-    errors = 0  # counting cannot fail; a notification per instance could (Nova counts those)
+    errors = _notify_exists(host, [uuid for _, uuid in active], (begin, end))
     message = (
         f"Instance usage audit ran for host {host.host}, {len(active)} instances in "
         f"{time.monotonic() - started} seconds."
@@ -49,3 +51,19 @@ def instance_usage_audit(host: ComputeHost) -> bool:
     with engine.begin() as conn:
         task_log.end_task(conn, TASK, begin, end, host.host, errors, message)
     return True
+
+
+def _notify_exists(host: ComputeHost, uuids: list[str], period: tuple[datetime, datetime]) -> int:
+    """instance.exists for each audited instance; the number that failed."""
+    notifier = host.notifier
+    if not notifier.enabled:
+        return 0
+    errors = 0
+    for uuid in uuids:
+        try:
+            instance = host.records.get(uuid, read_deleted="yes")
+            notifier.instance_exists(instance, Initiator(), period)
+        except Exception:
+            LOG.exception("Failed to generate usage audit for instance %s", uuid)
+            errors += 1
+    return errors

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import sqlalchemy as sa
@@ -29,6 +29,7 @@ from openkeel.domain.instances import (
     InstanceUpdate,
 )
 from openkeel.domain.states import VmState
+from openkeel.notifications.emitter import Notifier
 from openkeel.rpc.clients.compute import ComputeRpcClient
 from openkeel.rpc.clients.scheduler import SchedulerRpcClient
 from openkeel.rpc.message import CallContext
@@ -49,6 +50,8 @@ class ConductorDeps:
     scheduler: SchedulerRpcClient
     compute: ComputeRpcClient
     clock: Clock
+    # Notifications of the conductor (publisher nova-conductor:<host>); default: none sent.
+    notifier: Notifier = field(default_factory=Notifier)
 
     def records(self, cell_uuid: str) -> InstanceRecords:
         return InstanceRecords(self.cells[cell_uuid], self.clock)

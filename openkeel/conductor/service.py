@@ -24,6 +24,7 @@ from openkeel.conductor.context import ConductorDeps
 from openkeel.conductor.endpoint import ComputeTaskEndpoint
 from openkeel.conductor.tasks import orphans
 from openkeel.db.service_presence import ServicePresence
+from openkeel.notifications.emitter import notifier_from_conf
 from openkeel.rpc.clients.compute import ComputeRpcClient
 from openkeel.rpc.clients.scheduler import SchedulerRpcClient
 from openkeel.rpc.message import Target
@@ -63,6 +64,7 @@ class ConductorService:
             scheduler=SchedulerRpcClient(transport),
             compute=ComputeRpcClient(transport),
             clock=clock or SystemClock(),
+            notifier=notifier_from_conf(conf).prepare("nova-conductor", host or conf.host),
         )
         self.endpoint = ComputeTaskEndpoint(self.deps)
         self.periodic = PeriodicRunner(self.deps.clock)

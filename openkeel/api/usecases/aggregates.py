@@ -59,6 +59,7 @@ class AggregateService:
         self._repo = repo.AggregateRepository(services.api_db)
         self._cell_dbs: Mapping[str, sa.Engine] = services.cell_dbs or {}
         self._context = context
+        self._notifier = services.notifier
         caches = getattr(services, "caches", None)
         self._host_zones = caches.host_zones if caches is not None else None
 
@@ -91,7 +92,11 @@ class AggregateService:
         """A new aggregate, in ``zone`` when given; Conflict for a taken name."""
         self.authorize("create")
         metadata = {AZ_KEY: zone} if zone else {}
-        return self._repo.create(name, str(uuid.uuid4()), metadata)
+        legacy = {"name": name, "availability_zone": zone}
+        self._notifier.aggregate("create", "start", None, name=name, metadata=metadata, legacy_payload=legacy)  # fmt: skip
+        created = self._repo.create(name, str(uuid.uuid4()), metadata)
+        self._notifier.aggregate("create", "end", created, legacy_payload={**legacy, "aggregate_id": created.id})  # fmt: skip
+        return created
 
     def update(
         self, raw_id: str, name: str | None, zone_given: bool, zone: str | None
@@ -100,25 +105,32 @@ class AggregateService:
         self.authorize("update")
         parse_id(raw_id)
         aggregate = self._load(raw_id)
+        legacy = {"aggregate_id": aggregate.id, "updated_values": {"name": name, "availability_zone": zone}}  # fmt: skip
+        self._notifier.aggregate("update_prop", "start", aggregate, legacy_payload=legacy)
         if name is not None:
             self._repo.rename(aggregate.id, name)
             aggregate = self._load(raw_id)
-        if not zone_given:
-            return aggregate
-        changes = {AZ_KEY: zone}
-        self._check_zone_change((Invalid, UPDATE), aggregate, changes, None, True)
-        self._repo.update_metadata(aggregate.id, changes)
-        self._zones_changed()
-        return replace(self._load(raw_id), updated_at=_now())
+        if zone_given:
+            changes = {AZ_KEY: zone}
+            self._check_zone_change((Invalid, UPDATE), aggregate, changes, None, True)
+            self._repo.update_metadata(aggregate.id, changes)
+            self._zones_changed()
+            aggregate = replace(self._load(raw_id), updated_at=_now())
+        self._notifier.aggregate("update_prop", "end", aggregate, legacy_payload=legacy)
+        return aggregate
 
     def set_metadata(self, raw_id: str, changes: Mapping[str, str | None]) -> Aggregate:
         """Merge ``changes`` into the metadata (None deletes a key)."""
         self.authorize("set_metadata")
         aggregate = self._load(raw_id)
         self._check_zone_change((Invalid, UPDATE_META), aggregate, changes, None, True)
+        legacy = {"aggregate_id": aggregate.id, "meta_data": dict(changes)}
+        self._notifier.aggregate("update_metadata", "start", aggregate, legacy_payload=legacy)
         self._repo.update_metadata(aggregate.id, changes)
         self._zones_changed()
-        return replace(self._load(raw_id), updated_at=_now())
+        updated = replace(self._load(raw_id), updated_at=_now())
+        self._notifier.aggregate("update_metadata", "end", updated, legacy_payload=legacy)
+        return updated
 
     def delete(self, raw_id: str) -> None:
         """Delete an empty aggregate."""
@@ -126,9 +138,12 @@ class AggregateService:
         aggregate = self._load(raw_id)
         if aggregate.hosts:
             raise _refused(Invalid, REMOVE, aggregate.id, "Host aggregate is not empty")
+        legacy = {"aggregate_id": aggregate.id}
+        self._notifier.aggregate("delete", "start", aggregate, legacy_payload=legacy)
         if not self._repo.delete(aggregate.id):
             raise NotFound(f"Aggregate {raw_id} could not be found.")
         self._zones_changed()
+        self._notifier.aggregate("delete", "end", aggregate, legacy_payload=legacy)
 
     def add_host(self, raw_id: str, host: str) -> Aggregate:
         """Add a compute host, keeping it in one zone and its instances in theirs."""
@@ -139,10 +154,14 @@ class AggregateService:
         aggregate = self._load(raw_id)
         self._check_zone_change((Conflict, ADD), aggregate, aggregate.metadata, [host], False)
         self._check_host_zone_move((Conflict, ADD), aggregate, host, adding=True)
+        legacy = {"aggregate_id": aggregate.id, "host_name": host}
+        self._notifier.aggregate("add_host", "start", aggregate, legacy_payload=legacy)
         if not self._repo.add_host(aggregate.id, host):
             raise Conflict(f"Aggregate {raw_id} already has host {host}.")
         self._zones_changed()
-        return self._load(raw_id)
+        added = self._load(raw_id)
+        self._notifier.aggregate("add_host", "end", added, legacy_payload=legacy)
+        return added
 
     def remove_host(self, raw_id: str, host: str) -> Aggregate:
         """Remove a host; any look-up failure is Nova's single 404 message."""
@@ -155,10 +174,14 @@ class AggregateService:
         if aggregate is None:
             raise missing
         self._check_host_zone_move((Conflict, REMOVE), aggregate, host, adding=False)
+        legacy = {"aggregate_id": aggregate.id, "host_name": host}
+        self._notifier.aggregate("remove_host", "start", aggregate, legacy_payload=legacy)
         if not self._repo.remove_host(aggregate.id, host):
             raise missing
         self._zones_changed()
-        return self._load(raw_id)
+        removed = self._load(raw_id)
+        self._notifier.aggregate("remove_host", "end", removed, legacy_payload=legacy)
+        return removed
 
     def cache_images(self, raw_id: str, image_ids: Sequence[str]) -> None:
         """Accept an image pre-caching request (2.81) for an existing aggregate."""

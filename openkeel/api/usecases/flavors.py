@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from openkeel.api.context import RequestContext
@@ -142,6 +142,7 @@ class FlavorService:
         self._repo = FlavorRepository(services.api_db)
         self._max_limit: int = services.conf.api.max_limit
         self._context = context
+        self._notifier = services.notifier
         self._viewer = Viewer(context.project_id, context.is_admin)
 
     @property
@@ -180,17 +181,28 @@ class FlavorService:
     def create(self, values: Mapping[str, Any], with_description: bool) -> Flavor:
         """Create a flavor from a validated body's ``flavor`` (admin by default)."""
         self._context.can(MANAGE % "create", target={})
-        return self._repo.create(new_flavor(values, with_description))
+        flavor = self._repo.create(new_flavor(values, with_description))
+        self._notifier.flavor("create", replace(flavor, extra_specs={}), projects=[])
+        return flavor
 
     def update(self, flavorid: str, description: str | None) -> Flavor:
         """Change a flavor's description, the only mutable field (2.55+)."""
         self._context.can(MANAGE % "update", target={})
-        return self._repo.update_description(self._viewer, flavorid, description)
+        flavor = self._repo.update_description(self._viewer, flavorid, description)
+        self._notifier.flavor("update", flavor)
+        return flavor
 
     def delete(self, flavorid: str) -> None:
         """Delete a flavor with its extra specs and access list."""
         self._context.can(MANAGE % "delete", target={})
+        flavor = (
+            self._repo.get(Viewer(None, True), flavorid)
+            if self._notifier.versioned_enabled
+            else None
+        )
         self._repo.destroy(flavorid)
+        if flavor is not None:
+            self._notifier.flavor("delete", replace(flavor, extra_specs={}))
 
     def extra_specs(self, flavorid: str) -> dict[str, str]:
         """All extra specs of a visible flavor."""
@@ -216,6 +228,8 @@ class FlavorService:
             raise Invalid("Request body and URI mismatch")
         flavor = self._repo.get(self._viewer, flavorid)
         self._repo.set_extra_specs(flavor.id, stored)
+        if self._notifier.versioned_enabled:
+            self._notifier.flavor("update", self._repo.get(self._viewer, flavorid))
 
     def delete_extra_spec(self, flavorid: str, key: str) -> None:
         """Remove one extra spec."""

@@ -61,6 +61,7 @@ class KeyPairService:
         self._conf = services.conf
         self._repo = KeyPairRepository(services.api_db)
         self._context = context
+        self._notifier = services.notifier
 
     def _owner(self, action: str, owner_id: str | None) -> str:
         """The user whose key pairs are addressed, once the policy allows it."""
@@ -89,8 +90,13 @@ class KeyPairService:
     def delete(self, name: str, owner_id: str | None = None) -> None:
         """Delete key pair ``name`` of the owner; NotFound with Nova's message."""
         owner = self._owner("delete", owner_id)
+        found = self._repo.get(owner, name) if self._notifier.enabled else None
+        if found is not None:
+            self._notifier.keypair("delete", "start", found, self._context.project_id)
         if not self._repo.delete(owner, name):
             raise NotFound(f"Keypair {name} not found for user {owner}")
+        if found is not None:
+            self._notifier.keypair("delete", "end", found, self._context.project_id)
 
     def create(self, command: CreateKeyPair) -> CreatedKeyPair:
         """Import or generate a key pair, within the owner's ``key_pairs`` quota."""
@@ -105,7 +111,20 @@ class KeyPairService:
         new = NewKeyPair(
             command.name, owner, command.key_type, material.public_key, material.fingerprint
         )
+        action = "import" if command.public_key is not None else "create"
+        # Nova's start payload is the key pair not yet stored (no id, no time).
+        draft = domain.KeyPair(
+            0,
+            command.name,
+            owner,
+            material.fingerprint,
+            material.public_key,
+            command.key_type,
+            None,
+        )
+        self._notifier.keypair(action, "start", draft, self._context.project_id)
         keypair = self._repo.create(new)
+        self._notifier.keypair(action, "end", keypair, self._context.project_id)
         if material.private_key is not None:
             self._recheck_quota(keypair, limit)
         return CreatedKeyPair(keypair, material.private_key)

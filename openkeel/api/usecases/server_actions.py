@@ -25,6 +25,7 @@ from openkeel.domain.states import (
     VmState,
     ensure_action_allowed,
 )
+from openkeel.notifications.instance_payloads import Initiator
 from openkeel.rpc.clients.compute import instance_host
 from openkeel.rpc.messages.compute import (
     InjectNetworkInfo,
@@ -152,8 +153,9 @@ class ServerActions:
         )
         with self._cell(found, "lock").begin() as conn:
             self._start_action(conn, inst.uuid, "lock")
-            instances.update(conn, inst.uuid, changes)
+            locked = instances.update(conn, inst.uuid, changes)
             self._api_event(conn, inst.uuid, "api_lock")
+        self._notify(locked, "lock")
 
     def unlock(self, found: FoundServer) -> None:
         """Unlock the server and forget its lock reason."""
@@ -162,8 +164,15 @@ class ServerActions:
         changes = InstanceUpdate(locked=False, locked_by=None, system_metadata=sysmeta)
         with self._cell(found, "unlock").begin() as conn:
             self._start_action(conn, inst.uuid, "unlock")
-            instances.update(conn, inst.uuid, changes)
+            unlocked = instances.update(conn, inst.uuid, changes)
             self._api_event(conn, inst.uuid, "api_unlock")
+        self._notify(unlocked, "unlock")
+
+    def _notify(self, instance: Instance, action: str) -> None:
+        """``instance.lock`` / ``instance.unlock`` (versioned only, as Nova's API)."""
+        ctx = self._context
+        who = Initiator(ctx.request_id, ctx.user_id, ctx.project_id)
+        self._services.notifier.instance_action(instance, action, None, who, legacy_too=False)
 
     # --- admin actions ---------------------------------------------------------------------
 

@@ -56,6 +56,7 @@ class ServerGroupService:
         self._cell_dbs: Mapping[str, sa.Engine] = services.cell_dbs or {}
         self._max_limit = int(services.conf.api.max_limit)
         self._context = context
+        self._notifier = services.notifier
 
     def list_groups(self, all_projects: bool, page: Page) -> list[ServerGroup]:
         """The caller's project's groups, or every group for an admin asking for all."""
@@ -83,6 +84,7 @@ class ServerGroupService:
         self._context.can(POLICY_ROOT % "delete", target={"project_id": group.project_id})
         if not self._repo.delete(group.uuid):
             raise self._missing(group_uuid)
+        self._notifier.server_group("delete", group)
 
     def create(self, command: CreateServerGroup) -> ServerGroup:
         """A new group of the caller's project, counted against ``server_groups``."""
@@ -101,6 +103,7 @@ class ServerGroupService:
             if not command.legacy:
                 self._check_rules(command)
             self._repo.create(conn, group, command.legacy)
+        self._notifier.server_group("create", group)
         return group
 
     def _check_rules(self, command: CreateServerGroup) -> None:

@@ -20,6 +20,7 @@ from openkeel.db.repositories import availability_zones as zones_repo
 from openkeel.db.repositories import compute_nodes as nodes_repo
 from openkeel.db.repositories import services as repo
 from openkeel.domain.errors import Conflict, Invalid, NotFound
+from openkeel.notifications.versioned import STATUS_FIELDS, service_status
 
 API_BINARIES = frozenset({"nova-osapi_compute", "nova-metadata"})
 COMPUTE = "nova-compute"
@@ -76,6 +77,7 @@ class ServiceAdmin:
         self._conf = services.conf
         self._api_db: sa.Engine = services.api_db
         self._cells: Mapping[str, sa.Engine] = services.cell_dbs or {}
+        self._notifier = services.notifier
 
     def is_up(self, service: repo.ServiceRecord) -> bool:
         """Whether ``service`` counts as up now."""
@@ -150,6 +152,9 @@ class ServiceAdmin:
             if service is None:
                 raise NotFound(f"Could not find binary {binary} on host {host}.")
             repo.update_service(conn, service.id, **values)
+            fresh = repo.get_service(conn, service.id)
+        if fresh is not None:
+            self._notify("update", fresh, values)
 
     def update(self, located: Located, values: dict[str, Any]) -> repo.ServiceRecord:
         """Save ``values`` on a located service and return the new record."""
@@ -157,7 +162,15 @@ class ServiceAdmin:
             repo.update_service(conn, located.record.id, **values)
             fresh = repo.get_service(conn, located.record.id)
         assert fresh is not None
+        self._notify("update", fresh, values)
         return fresh
+
+    def _notify(self, action: str, record: repo.ServiceRecord, values: Mapping[str, Any]) -> None:
+        """service.<action> published as the service itself (Nova's from_service_obj), for a
+        delete or a change of its status fields."""
+        if action == "delete" or STATUS_FIELDS.intersection(values):
+            notifier = self._notifier.prepare(record.binary, record.host)
+            notifier.service(action, service_status(record))
 
     def check_force_up(self, host: str) -> None:
         """Refuse to un-force-down a host that still has ``done`` evacuations."""
@@ -181,6 +194,7 @@ class ServiceAdmin:
                 with self._api_db.begin() as api_conn:
                     repo.unmap_host(api_conn, service.host)
             repo.destroy_service(conn, service)
+        self._notify("delete", service, {})
 
     @staticmethod
     def _check_deletable(conn: sa.Connection, service: repo.ServiceRecord) -> None:

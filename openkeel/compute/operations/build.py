@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from openkeel import metrics
-from openkeel.compute import config_drive, guest
+from openkeel.compute import config_drive, guest, notifying
 from openkeel.compute.host import ComputeHost
 from openkeel.compute.operations.outcome import GONE, free_allocations, set_error
 from openkeel.compute.vif_plugging import VirtualInterfaceCreateFailed, plugging_vifs
@@ -47,6 +47,7 @@ def build_and_run(host: ComputeHost, context: CallContext, args: BuildAndRunInst
     uuid = args.instance_uuid
     with host.locks.hold(uuid):
         host.records.event_start(uuid, context.request_id, EVENT, host.host)
+        notifying.started(host, context, uuid, EVENT)
         failure: BaseException | None = None
         outcome = "active"
         try:
@@ -68,6 +69,7 @@ def build_and_run(host: ComputeHost, context: CallContext, args: BuildAndRunInst
                 outcome = "aborted"
                 _abort(host, uuid, exc)
         metrics.count_build(outcome)
+        notifying.finished(host, context, uuid, EVENT, failure)
         host.records.event_finish(uuid, context.request_id, EVENT, failure)
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 
-from openkeel.compute import guest
+from openkeel.compute import guest, notifying
 from openkeel.compute.host import ComputeHost
 from openkeel.compute.operations.outcome import free_allocations, set_error
 from openkeel.compute.operations.volumes import release_volumes
@@ -36,15 +36,18 @@ def terminate(host: ComputeHost, context: CallContext, uuid: str) -> None:
             free_allocations(host, uuid)
             return
         host.records.event_start(uuid, context.request_id, EVENT, host.host)
+        notifying.started(host, context, uuid, EVENT)
         failure: BaseException | None = None
         try:
             host.records.update(uuid, InstanceUpdate(task_state=TaskState.DELETING.value))
+            notifying.step(host, context, uuid, "shutdown", "start")
             host.driver.destroy(
                 guest.instance_ref(host.conf, instance),
                 network=guest.interfaces(instance.network_info),
             )
             release_volumes(host, context, uuid)
             host.network.deallocate_for_instance(host.net_ref(uuid, instance.project_id))
+            notifying.step(host, context, uuid, "shutdown", "end")
             free_allocations(host, uuid)
             _finish(host, uuid)
         except InstanceNotFound:
@@ -53,6 +56,7 @@ def terminate(host: ComputeHost, context: CallContext, uuid: str) -> None:
             LOG.exception("Delete of instance %s failed", uuid)
             failure = exc
             set_error(host, uuid, exc)
+        notifying.finished(host, context, uuid, EVENT, failure)
         host.records.event_finish(uuid, context.request_id, EVENT, failure)
 
 

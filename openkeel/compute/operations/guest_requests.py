@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 
-from openkeel.compute import guest
+from openkeel.compute import guest, notifying
 from openkeel.compute.host import ComputeHost
 from openkeel.compute.operations.build import power_state_of
 from openkeel.compute.operations.outcome import GONE
@@ -60,6 +60,7 @@ def set_admin_password(host: ComputeHost, context: CallContext, uuid: str, new_p
             LOG.info("Instance %s disappeared before set_admin_password", uuid)
             raise
         host.records.event_start(uuid, context.request_id, EVENT_PASSWORD, host.host)
+        notifying.started(host, context, uuid, EVENT_PASSWORD)
         failure: ComputeError | None = None
         try:
             _set(host, instance, new_pass)
@@ -83,6 +84,7 @@ def set_admin_password(host: ComputeHost, context: CallContext, uuid: str, new_p
                 LOG.info("Instance %s was deleted during set_admin_password", uuid)
             except InstanceUpdateConflict as exc:  # another operation owns the task now
                 LOG.info("Task of %s not reverted after set_admin_password: %s", uuid, exc)
+        notifying.finished(host, context, uuid, EVENT_PASSWORD, failure)
         host.records.event_finish(uuid, context.request_id, EVENT_PASSWORD, failure)
         if failure is not None:
             raise failure

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 
-from openkeel.compute import guest
+from openkeel.compute import guest, notifying
 from openkeel.compute.host import ComputeHost
 from openkeel.domain.errors import ComputeError, Conflict, Invalid, NotFound
 from openkeel.domain.instances import InstanceUpdate
@@ -50,6 +50,7 @@ def attach_interface(
     with host.locks.hold(uuid):
         instance = host.records.get(uuid)
         host.records.event_start(uuid, context.request_id, event, host.host)
+        notifying.started(host, context, uuid, event)
         ref = host.net_ref(uuid, instance.project_id)
         failure: BaseException | None = None
         try:
@@ -77,6 +78,7 @@ def attach_interface(
             failure = exc
             raise
         finally:
+            notifying.finished(host, context, uuid, event, failure)
             host.records.event_finish(uuid, context.request_id, event, failure)
 
 
@@ -90,6 +92,7 @@ def detach_interface(host: ComputeHost, context: CallContext, uuid: str, port_id
             LOG.info("Instance %s disappeared before detach_interface", uuid)
             return
         host.records.event_start(uuid, context.request_id, event, host.host)
+        notifying.started(host, context, uuid, event)
         failure: BaseException | None = None
         ref = host.net_ref(uuid, instance.project_id)
         try:
@@ -101,4 +104,5 @@ def detach_interface(host: ComputeHost, context: CallContext, uuid: str, port_id
         except Exception as exc:
             LOG.exception("detaching port %s from %s failed", port_id, uuid)
             failure = exc
+        notifying.finished(host, context, uuid, event, failure)
         host.records.event_finish(uuid, context.request_id, event, failure)

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from openkeel.clients.placement_errors import PlacementError
-from openkeel.compute import guest
+from openkeel.compute import guest, notifying
 from openkeel.compute.host import ComputeHost
 from openkeel.compute.operations.outcome import bind_ports, set_error
 from openkeel.compute.operations.resize import (
@@ -64,12 +64,13 @@ def live_migration(
             migration = migrations.get(conn, int(migration_data["id"]))
         event = "compute_live_migration"
         host.records.event_start(uuid, context.request_id, event, host.host)
+        notifying.started(host, context, uuid, event)
         failure: BaseException | None = None
         try:
             _migrate(host, context, instance, migration, dest, block_migration)
         except MigrationAborted as exc:
             failure = exc
-            _roll_back(host, uuid, migration, status.CANCELLED, None)
+            _notified_roll_back(host, context, uuid, migration, status.CANCELLED, None)
         except _Moved as exc:
             failure = exc.__cause__ or exc
             LOG.error("Live migration of %s failed after the guest moved: %s", uuid, failure)
@@ -78,7 +79,8 @@ def live_migration(
         except Exception as exc:
             LOG.warning("Live migration of %s failed: %s", uuid, exc)
             failure = exc
-            _roll_back(host, uuid, migration, status.ERROR, exc)
+            _notified_roll_back(host, context, uuid, migration, status.ERROR, exc)
+        notifying.finished(host, context, uuid, event, failure)
         host.records.event_finish(uuid, context.request_id, event, failure)
 
 
@@ -103,6 +105,7 @@ def _migrate(
 
     ref = guest.instance_ref(host.conf, instance)
     host.driver.live_migration(ref, dest, on_progress, block_migration=bool(block_migration))
+    notifying.step(host, context, instance.uuid, "live_migration_post", "start")
     try:
         _free_source(host, migration)
         migration = set_migration(host, migration, status=status.POST_MIGRATING)
@@ -111,6 +114,21 @@ def _migrate(
         set_migration(host, migration, status=status.COMPLETED)
     except Exception as exc:
         raise _Moved(str(exc)) from exc
+    notifying.step(host, context, instance.uuid, "live_migration_post", "end")
+
+
+def _notified_roll_back(
+    host: ComputeHost,
+    context: CallContext,
+    uuid: str,
+    migration: Migration,
+    end: str,
+    exc: BaseException | None,
+) -> None:
+    """``_roll_back`` between instance.live_migration_rollback.start and .end (Nova's)."""
+    notifying.step(host, context, uuid, "live_migration_rollback", "start")
+    _roll_back(host, uuid, migration, end, exc)
+    notifying.step(host, context, uuid, "live_migration_rollback", "end")
 
 
 def _free_source(host: ComputeHost, migration: Migration) -> None:
@@ -145,6 +163,7 @@ def post_live_migration_at_destination(
     with host.locks.hold(uuid):
         event = "compute_post_live_migration_at_destination"
         host.records.event_start(uuid, context.request_id, event, host.host)
+        notifying.started(host, context, uuid, event)
         failure: BaseException | None = None
         try:
             instance = host.records.get(uuid)
@@ -163,6 +182,7 @@ def post_live_migration_at_destination(
             failure = exc
             raise
         finally:
+            notifying.finished(host, context, uuid, event, failure)
             host.records.event_finish(uuid, context.request_id, event, failure)
 
 
@@ -190,6 +210,7 @@ def _driver_step(host: ComputeHost, context: CallContext, uuid: str, event: str,
     except InstanceNotFound:
         return
     host.records.event_start(uuid, context.request_id, event, host.host)
+    notifying.started(host, context, uuid, event)
     failure: BaseException | None = None
     ref = guest.instance_ref(host.conf, instance)
     try:
@@ -200,4 +221,5 @@ def _driver_step(host: ComputeHost, context: CallContext, uuid: str, event: str,
     except Exception as exc:
         LOG.warning("%s of %s failed: %s", event, uuid, exc)
         failure = exc
+    notifying.finished(host, context, uuid, event, failure)
     host.records.event_finish(uuid, context.request_id, event, failure)

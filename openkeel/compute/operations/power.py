@@ -9,9 +9,10 @@ wrap_instance_fault); a failed reboot puts the instance in ERROR as Nova does.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
-from openkeel.compute import guest
+from openkeel.compute import guest, notifying
 from openkeel.compute.host import ComputeHost
 from openkeel.compute.operations.build import power_state_of
 from openkeel.compute.operations.outcome import (
@@ -40,6 +41,7 @@ def _run(
     event: str,
     body: Callable[[Instance], None],
     on_error: Callable[[ComputeHost, str, BaseException], None] = revert_task_state,
+    notify_extra: Mapping[str, Any] | None = None,
 ) -> None:
     with host.locks.hold(uuid):
         try:
@@ -48,6 +50,7 @@ def _run(
             LOG.info("Instance %s disappeared before %s", uuid, event)
             return
         host.records.event_start(uuid, context.request_id, event, host.host)
+        notifying.started(host, context, uuid, event, notify_extra)
         failure: BaseException | None = None
         try:
             body(instance)
@@ -57,6 +60,7 @@ def _run(
             LOG.exception("%s of instance %s failed", event, uuid)
             failure = exc
             on_error(host, uuid, exc)
+        notifying.finished(host, context, uuid, event, failure, notify_extra)
         host.records.event_finish(uuid, context.request_id, event, failure)
 
 

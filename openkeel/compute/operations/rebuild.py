@@ -13,7 +13,7 @@ evacuation's migration ``failed``), as Nova.
 
 from __future__ import annotations
 
-from openkeel.compute import config_drive, guest
+from openkeel.compute import config_drive, guest, notifying
 from openkeel.compute.host import ComputeHost
 from openkeel.compute.operations.outcome import bind_ports, set_error
 from openkeel.compute.operations.power import _run
@@ -39,6 +39,7 @@ def rebuild(host: ComputeHost, context: CallContext, msg: RebuildInstance) -> No
             instance = step(uuid, InstanceUpdate(host=host.host, node=msg.node, launched_on=host.host),
                             expected_task_state=TaskState.REBUILDING.value)  # fmt: skip
             bind_ports(host, uuid, instance.project_id)
+            notifying.evacuated(host, context, instance)
         else:
             # the API set ``rebuilding``; anything else means another operation took over
             step(uuid, InstanceUpdate(task_state=TaskState.REBUILDING.value),

@@ -88,7 +88,8 @@ def rescue(host: ComputeHost, context: CallContext, msg: RescueInstance) -> None
             expected_task_state=TaskState.RESCUING.value,
         )
 
-    _run(host, context, uuid, "compute_rescue_instance", body, _error_unless_preempted)
+    _run(host, context, uuid, "compute_rescue_instance", body, _error_unless_preempted,
+         notify_extra={"rescue_image_ref": msg.rescue_image_ref})  # fmt: skip
 
 
 def _error_unless_preempted(host: ComputeHost, uuid: str, exc: BaseException) -> None:

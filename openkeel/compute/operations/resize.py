@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from openkeel.clients.placement_errors import PlacementError
-from openkeel.compute import guest
+from openkeel.compute import guest, notifying
 from openkeel.compute.host import ComputeHost
 from openkeel.compute.operations.outcome import GONE, bind_ports, free_allocations, set_error
 from openkeel.db.repositories import migrations
@@ -118,6 +118,7 @@ def run_step(
             LOG.info("Instance %s disappeared before %s", uuid, event)
             return
         host.records.event_start(uuid, context.request_id, event, host.host)
+        notifying.started(host, context, uuid, event)
         failure: BaseException | None = None
         try:
             body(instance, migration)
@@ -132,6 +133,7 @@ def run_step(
             failure = exc
             fail_migration(host, migration)
             set_error(host, uuid, exc)
+        notifying.finished(host, context, uuid, event, failure)
         host.records.event_finish(uuid, context.request_id, event, failure)
 
 

@@ -47,7 +47,8 @@ def snapshot(host: ComputeHost, context: CallContext, msg: SnapshotInstance) -> 
         )
         _copy_and_upload(host, context, instance, msg.image_id, TaskState.IMAGE_SNAPSHOT)
 
-    _run(host, context, msg.instance_uuid, SNAPSHOT_EVENT, body, failed_with_image(host, context, msg.image_id))  # fmt: skip
+    _run(host, context, msg.instance_uuid, SNAPSHOT_EVENT, body, failed_with_image(host, context, msg.image_id),
+         notify_extra={"snapshot_image_id": msg.image_id})  # fmt: skip
 
 
 def backup(host: ComputeHost, context: CallContext, msg: BackupInstance) -> None:

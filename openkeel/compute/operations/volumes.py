@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 
-from openkeel.compute import guest
+from openkeel.compute import guest, notifying
 from openkeel.compute.host import ComputeHost
 from openkeel.db.repositories import block_devices
 from openkeel.db.repositories.block_devices import VolumeMapping
@@ -64,6 +64,7 @@ def attach_volume(host: ComputeHost, context: CallContext, uuid: str, bdm_uuid: 
             LOG.info("Instance %s or its mapping %s went before attach_volume", uuid, bdm_uuid)
             return
         host.records.event_start(uuid, context.request_id, event, host.host)
+        notifying.started(host, context, uuid, event, {"volume_id": mapping.volume_id})
         failure: BaseException | None = None
         volumes, ctx = _volumes(host), volume_context(context)
         assert mapping.attachment_id is not None
@@ -82,6 +83,7 @@ def attach_volume(host: ComputeHost, context: CallContext, uuid: str, bdm_uuid: 
             failure = exc
             _undo_attach(host, ctx, mapping)
             host.records.add_fault(uuid, exc, host.host)
+        notifying.finished(host, context, uuid, event, failure, {"volume_id": mapping.volume_id})
         host.records.event_finish(uuid, context.request_id, event, failure)
 
 
@@ -109,6 +111,7 @@ def detach_volume(host: ComputeHost, context: CallContext, uuid: str, volume_id:
             LOG.info("Volume %s is not attached to %s", volume_id, uuid)
             return
         host.records.event_start(uuid, context.request_id, event, host.host)
+        notifying.started(host, context, uuid, event, {"volume_id": volume_id})
         failure: BaseException | None = None
         volumes, ctx = _volumes(host), volume_context(context)
         try:
@@ -123,6 +126,7 @@ def detach_volume(host: ComputeHost, context: CallContext, uuid: str, volume_id:
                 volumes.attachment_delete(ctx, mapping.attachment_id)
             with host.records.db.begin() as conn:
                 block_devices.remove(conn, mapping.uuid)
+        notifying.finished(host, context, uuid, event, failure, {"volume_id": volume_id})
         host.records.event_finish(uuid, context.request_id, event, failure)
 
 

@@ -30,6 +30,7 @@ from openkeel.domain import migrations as mstatus
 from openkeel.domain.errors import Invalid, NoValidHost
 from openkeel.domain.instances import Instance, InstanceNotFound, InstanceUpdate
 from openkeel.domain.states import VmState
+from openkeel.notifications.instance_payloads import Initiator
 from openkeel.rpc.message import CallContext
 from openkeel.rpc.messages import Json
 from openkeel.rpc.messages import compute as compute_messages
@@ -60,6 +61,10 @@ class RebuildTask:
                 self._check_new_image(instance)
         else:
             raise Invalid(f"Instance {instance.uuid} has no host to be rebuilt on.")
+        if self.deps.notifier.enabled:
+            ctx = self.context
+            who = Initiator(ctx.request_id, ctx.user_id, ctx.project_id)
+            self.deps.notifier.instance_action(records.get(instance.uuid), "rebuild_scheduled", None, who)  # fmt: skip
         self.deps.compute.cast(
             self.context,
             host,

@@ -40,6 +40,7 @@ from openkeel.db.repositories import (
 from openkeel.domain.errors import Invalid, ServiceUnavailable
 from openkeel.domain.flavors import Flavor, Viewer
 from openkeel.domain.instances import BuildRequestNotFound, RequestSpecNotFound
+from openkeel.domain.server_groups import ServerGroup
 from openkeel.network.adapter import RequestedNetwork
 from openkeel.network.factory import get_network_adapter
 from openkeel.rpc.message import CallContext
@@ -221,6 +222,10 @@ class ServerCreator:
             )
             if group_uuid is not None:
                 server_extras.add_group_members(conn, group_uuid, [i.uuid for i in instances])
+        if isinstance(group, ServerGroup):
+            added = [i.uuid for i in instances]
+            joined = dataclasses.replace(group, members=(*group.members, *added))
+            self._services.notifier.server_group("add_member", joined, members=added)
         self._cast(cmd, instances, stored, specs, booted, password)
         return CreatedServers(
             instances[0].uuid, reservation_id, password, bool(instances[0].auto_disk_config)
