@@ -102,7 +102,8 @@ def _force_stop(host: ComputeHost, instance: Instance) -> None:
             InstanceUpdate(task_state=TaskState.POWERING_OFF.value),
             expected_task_state=None,
         )
-    except ComputeError:
+    except ComputeError as exc:  # another operation took the instance meanwhile: it owns it
+        LOG.warning("Instance %s not stopped by the power state sync: %s", instance.uuid, exc)
         return
     power.stop(host, _context(), instance.uuid, clean_shutdown=False)
 

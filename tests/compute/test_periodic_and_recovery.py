@@ -37,9 +37,11 @@ def test_power_sync_stops_running_guest_of_stopped_instance(cloud: Cloud) -> Non
     build_and_run(compute.host, CTX, BuildAndRunInstance(instance.uuid))
     cloud.cell1.update(instance.uuid, InstanceUpdate(vm_state="stopped", power_state=4))
     compute.periodic.run("sync_power_states")
-    ref = guest.instance_ref(cloud.services.conf, cloud.cell1.get(instance.uuid))
-    assert compute.host.driver.get_info(ref).state == 4
-    assert cloud.cell1.get(instance.uuid).power_state == 4
+    after = cloud.cell1.get(instance.uuid)
+    ref = guest.instance_ref(cloud.services.conf, after)
+    state = (after.vm_state, after.task_state, after.power_state)
+    assert compute.host.driver.get_info(ref).state == 4, f"record: {state}"
+    assert after.power_state == 4
 
 
 def test_build_timeout_sets_error_with_fault(cloud: Cloud) -> None:
