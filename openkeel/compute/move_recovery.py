@@ -19,8 +19,9 @@ would have settled it:
   destination destroys the new guest and marks the migration ``reverted``, the source restores
   the old guest, flavor and allocations. Both steps ignore a late duplicate of themselves;
 - anything else (the guest had moved): migration ``error`` and the server in ERROR with a
-  fault, as Nova does for a move that fails after the guest moved. The orphan-allocation
-  audit then frees the migration consumer's allocation.
+  fault on the destination, as Nova does for a move that fails after the guest moved, with the
+  new flavor its destination claim holds (``fail_moved``); the migration consumer's
+  allocation (the source side) is freed.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from openkeel.compute.operations.outcome import set_error
 from openkeel.compute.operations.resize import (
     compute_client,
     fail_migration,
+    fail_moved,
     roll_back_move,
     set_migration,
 )
@@ -123,8 +125,7 @@ def _recover(host: ComputeHost, migration: Migration) -> bool:
     elif migration.status in _NOT_MOVED and instance.host == migration.source_compute:
         roll_back_move(host, uuid, migration, exc)
     else:
-        fail_migration(host, migration)
-        set_error(host, uuid, exc)
+        fail_moved(host, uuid, migration, exc)
     return True
 
 

@@ -25,6 +25,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from kombu.connection import Connection
 from kombu.entity import Exchange, Queue
+from kombu.exceptions import OperationalError as KombuOperationalError
 from kombu.message import Message as KombuMessage
 from kombu.messaging import Producer
 
@@ -67,7 +68,13 @@ class _Publisher:
     ) -> None:
         with self._lock:
             for attempt in range(1, PUBLISH_ATTEMPTS + 1):
-                connection = self._connect()
+                try:
+                    connection = self._connect()
+                except (KombuOperationalError, OSError) as exc:  # broker down or unreachable
+                    LOG.warning("Cannot connect to RabbitMQ (attempt %s): %s", attempt, exc)
+                    if attempt == PUBLISH_ATTEMPTS:
+                        raise errors.MessagingError(f"Cannot reach RabbitMQ: {exc}") from exc
+                    continue
                 try:
                     if queue is not None:
                         self._declare(connection, queue)

@@ -4,15 +4,19 @@ reconciliation after a simulated crash."""
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 
 import pytest
 
 from openkeel.compute import guest
+from openkeel.compute.move_recovery import recover_moves
 from openkeel.compute.operations.build import build_and_run
+from openkeel.db.repositories import migrations
 from openkeel.domain.instances import InstanceNotFound, InstanceUpdate
 from openkeel.rpc.message import CallContext
 from openkeel.rpc.messages.compute import BuildAndRunInstance
-from tests.compute.cloud import RESOURCES, Cloud
+from tests.compute.cloud import FLAVOR, RESOURCES, Cloud
+from tests.conftest import CELL1_UUID
 
 CTX = CallContext(user_id="demo", project_id="demo")
 
@@ -142,3 +146,38 @@ def test_operation_whose_cast_was_lost_is_settled_after_the_stale_timeout(cloud:
     compute.periodic.run("recover_stale_operations")
     stopped = cloud.cell1.get(instance.uuid)
     assert (stopped.vm_state, stopped.task_state, stopped.power_state) == ("stopped", None, 4)
+
+
+def test_moved_resize_settled_on_restart_keeps_the_flavor_its_claim_holds(cloud: Cloud) -> None:
+    """A resize interrupted after the guest left the source (migration ``post-migrating``) but
+    before the destination switched the flavor (the database was down when it tried): start-up
+    settles it in ERROR on the destination with the new flavor, the one the destination's
+    claim holds, and frees the source side the migration held."""
+    bigger = replace(FLAVOR, flavorid="2", name="m1.bigger", memory_mb=1024, vcpus=2, id=2)
+    compute = cloud.compute().start(background=False)
+    instance = cloud.instance(compute, vm_state="active", task_state="resize_migrated",
+                              old_flavor=FLAVOR, new_flavor=bigger)  # fmt: skip
+    node = compute.host.tracker.node_for(None)
+    assert node is not None
+    with cloud.services.cell_dbs[CELL1_UUID].begin() as conn:
+        migration = migrations.create(
+            conn, instance_uuid=instance.uuid, migration_type="resize", status="post-migrating",
+            source_compute=compute.hostname, dest_compute=compute.hostname,
+            source_node=node.nodename, dest_node=node.nodename,
+        )  # fmt: skip
+    source_side = cloud.placement.get_allocations(instance.uuid).allocations
+    cloud.placement.claim(migration.uuid, source_side, project_id="demo", user_id="demo")
+    new_claim = {node.uuid: {"VCPU": 2, "MEMORY_MB": 1024, "DISK_GB": 1}}
+    generation = cloud.placement.get_allocations(instance.uuid).generation
+    cloud.placement.claim(instance.uuid, new_claim, project_id="demo", user_id="demo",
+                          consumer_generation=generation)  # fmt: skip
+
+    assert recover_moves(compute.host) == [instance.uuid]
+
+    settled = cloud.cell1.get(instance.uuid)
+    assert (settled.vm_state, settled.task_state) == ("error", None)
+    assert settled.flavor is not None and settled.flavor.name == "m1.bigger"
+    assert (settled.host, settled.node) == (compute.hostname, node.nodename)
+    assert settled.fault is not None
+    assert cloud.placement.get_allocations(instance.uuid).allocations == new_claim
+    assert cloud.placement.get_allocations(migration.uuid).allocations == {}

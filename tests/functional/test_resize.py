@@ -241,6 +241,7 @@ def test_destination_killed_after_the_guest_moved_frees_the_source_claim(cloud: 
     cloud.add_compute(dest)  # restarted on the same host: reconciles on start
     settled = cloud.wait(server["id"])
     assert (settled["status"], settled["OS-EXT-SRV-ATTR:host"]) == ("ERROR", dest), settled
+    assert settled["flavor"]["original_name"] == "m1.small"  # the flavor its claim holds
     migrations = cloud.api.get(f"/v2.1/os-migrations?instance_uuid={server['id']}").json()
     assert [m["status"] for m in migrations["migrations"]] == ["error"]
     assert cloud.usage() == SMALL  # the instance's claim on the destination, nothing else

@@ -14,6 +14,7 @@ from collections.abc import Callable
 import pytest
 from kombu.connection import Connection
 
+from openkeel.rpc import errors, rabbit
 from openkeel.rpc.rabbit import kombu_url
 from openkeel.rpc.transport import Transport
 from tests.rpc.conftest import RABBIT_URL, Transports
@@ -41,3 +42,14 @@ def test_a_cast_waits_for_its_server_even_if_the_broker_lost_its_queue(
     serve("compute", again, server="c1")
     assert again.arrived.wait(WAIT), "the cast was dropped: no queue existed when it was sent"
     assert again.seen == ["after the loss"]
+
+
+def test_a_send_to_an_unreachable_broker_is_a_messaging_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A broker that cannot be reached at all (down, not just dropping a connection) fails the
+    send with MessagingError, which the API answers 503, not with kombu's own error (a 500)."""
+    monkeypatch.setattr(rabbit, "PUBLISH_ATTEMPTS", 2)
+    publisher = rabbit._Publisher("amqp://guest:guest@127.0.0.1:1//")  # nothing listens on 1
+    with pytest.raises(errors.MessagingError, match="Cannot reach RabbitMQ"):
+        publisher.publish(b"{}", None, "nobody")

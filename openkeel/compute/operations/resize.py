@@ -39,6 +39,8 @@ from openkeel.virt.model import DiskTransfer, InstanceSpec, MigrationRef
 LOG = logging.getLogger(__name__)
 
 OLD_VM_STATE = "old_vm_state"
+# Moves whose destination claims the instance's new flavor (live migrations keep theirs).
+MOVE_TYPES = ("resize", "migration")
 Step = Callable[[Instance, Migration], None]
 
 
@@ -131,10 +133,31 @@ def run_step(
         except Exception as exc:
             LOG.exception("%s of instance %s failed", event, uuid)
             failure = exc
-            fail_migration(host, migration)
-            set_error(host, uuid, exc)
+            fail_moved(host, uuid, migration, exc)
         notifying.finished(host, context, uuid, event, failure)
         host.records.event_finish(uuid, context.request_id, event, failure)
+
+
+def fail_moved(host: ComputeHost, uuid: str, migration: Migration, exc: BaseException) -> None:
+    """A resize or cold migration that failed after the guest left the source: the server stays
+    on the destination in ERROR with a fault, and with the flavor the destination's claim holds
+    (the new one, whether or not the failed step had switched it), so that its allocation and its
+    flavor agree; the source side, held by the migration, is freed."""
+    fail_migration(host, migration)
+    try:
+        instance = host.records.get(uuid)
+        if migration.migration_type in MOVE_TYPES and instance.new_flavor is not None:
+            host.records.update(
+                uuid,
+                InstanceUpdate(
+                    host=migration.dest_compute or instance.host,
+                    node=migration.dest_node or instance.node,
+                    flavor=instance.new_flavor,
+                ),
+            )
+    except InstanceNotFound:
+        pass
+    set_error(host, uuid, exc)
 
 
 def roll_back_move(host: ComputeHost, uuid: str, migration: Migration, exc: BaseException) -> None:
