@@ -24,7 +24,7 @@ from openkeel.compute.endpoint import ComputeEndpoint
 from openkeel.compute.host import ComputeHost
 from openkeel.compute.lifecycle import LifecycleHandler
 from openkeel.compute.notifying import StateNotifyingRecords
-from openkeel.compute.operations import rescue, shelve
+from openkeel.compute.operations import remote_console, rescue, shelve
 from openkeel.compute.resource_tracker import ResourceTracker
 from openkeel.db.image_catalog import EmbeddedImageCatalog
 from openkeel.db.image_files import ImageFiles
@@ -221,6 +221,11 @@ class ComputeService:
             lambda: shelve.offload_shelved_instances(host),
             conf.shelved_poll_interval if conf.shelved_poll_interval > 0 else -1,
         )  # fmt: skip  (0 or less: never)
+        add(
+            "cleanup_expired_console_auth_tokens",
+            lambda: remote_console.cleanup_expired_console_auth_tokens(host),
+            conf.instance_delete_interval,
+        )  # fmt: skip  (0: every tick, negative: never)
         add(
             "recover_stale_operations",
             lambda: reconcile.recover_stale_operations(host),

@@ -59,6 +59,12 @@ DEFAULT_OPTS = [
         "that could not reach the guest, a server deleted without a host).",
     ),
     cfg.IntOpt(
+        "instance_delete_interval",
+        default=300,
+        help="Seconds between removals of expired console auth tokens (Nova's option of the "
+        "same name; 0: every periodic tick, negative: never).",
+    ),
+    cfg.IntOpt(
         "running_deleted_instance_poll_interval",
         default=1800,
         help="Seconds between looks for guests of deleted servers (0 or less: never).",

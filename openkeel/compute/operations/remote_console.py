@@ -12,6 +12,7 @@ console a 501, a guest that is gone a 404 (a 409 while it is still building).
 from __future__ import annotations
 
 import calendar
+import logging
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 from openkeel.compute import guest
@@ -22,6 +23,8 @@ from openkeel.domain.states import VmState
 from openkeel.virt.errors import InstanceNotFound as GuestNotFound
 from openkeel.virt.errors import NotSupported
 from openkeel.virt.model import ConsoleInfo
+
+LOG = logging.getLogger(__name__)
 
 NOT_SUPPORTED = "The requested functionality is not supported."
 
@@ -79,11 +82,26 @@ def get_console(host: ComputeHost, uuid: str, protocol: str, console_type: str |
         str(console_type), info.host, info.port, uuid, info.internal_access_path,
         access_url_base=base,
     )  # fmt: skip
-    now = calendar.timegm(host.clock.now().timetuple())
+    now = _now(host)
     with host.records.db.begin() as conn:
         tokens.delete_expired(conn, now)
         token = tokens.authorize(conn, target, now + host.conf.consoleauth.token_ttl)
     return access_url(base, str(console_type), token)
+
+
+def _now(host: ComputeHost) -> int:
+    return calendar.timegm(host.clock.now().timetuple())
+
+
+def cleanup_expired_console_auth_tokens(host: ComputeHost) -> int:
+    """Nova's ``_cleanup_expired_console_auth_tokens`` periodic task: remove every token of
+    this cell that has expired (a token nobody asks for again would otherwise stay until the
+    next console request or the server's delete); how many."""
+    with host.records.db.begin() as conn:
+        removed = tokens.delete_expired(conn, _now(host))
+    if removed:
+        LOG.debug("Removed %d expired console auth tokens", removed)
+    return removed
 
 
 def validate_console_port(host: ComputeHost, uuid: str, port: int, console_type: str) -> bool:
