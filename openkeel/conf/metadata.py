@@ -45,8 +45,16 @@ NEUTRON_OPTS = [
 
 DEFAULT_OPTS = [
     cfg.BoolOpt("force_config_drive", default=False, help="Give every server a config drive."),
-    cfg.StrOpt("config_drive_format", default="iso9660", choices=["iso9660", "vfat"],
-               help="Config drive image format (only iso9660 is built)."),
+    cfg.StrOpt(
+        "config_drive_format",
+        default="iso9660",
+        choices=("iso9660", "vfat"),
+        deprecated_for_removal=True,
+        deprecated_since="19.0.0",
+        deprecated_reason="Nova keeps it only for old libvirt; ISO 9660 is what guests expect.",
+        help="Config drive image format of the drivers that build the image (the simulated "
+        "driver); KubeVirt builds its own from cloudInitConfigDrive.",
+    ),
     cfg.StrOpt("metadata_listen", default="0.0.0.0", help="Metadata service listen address."),
     cfg.PortOpt("metadata_listen_port", default=8775, help="Metadata service listen port."),
     cfg.StrOpt("instances_path", help="Where guests' files live (default: $state_path/instances)."),

@@ -1,6 +1,8 @@
 """The config drive image: the metadata files (``openstack/<version>/...``, ``ec2/...``) in an
 ISO 9660 image labelled ``config-2`` with Rock Ridge and Joliet names (what ``genisoimage -J
--r -V config-2`` makes for Nova), built in Python with pycdlib (decision 0058).
+-r -V config-2`` makes for Nova), built in Python with pycdlib (decision 0058); or, with Nova's
+deprecated ``[DEFAULT] config_drive_format = vfat``, a 64 MiB FAT file system labelled
+``config-2`` with long names (what Nova's ``mkfs.vfat`` and copy make), built with pyfatfs.
 
 Called by the drivers that attach a config drive as a file (the simulated driver).
 """
@@ -10,11 +12,17 @@ from __future__ import annotations
 import io
 import re
 from collections.abc import Iterable
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
 import pycdlib
+from pyfatfs.PyFat import PyFat
+from pyfatfs.PyFatFS import PyFatFS
 
 VOLUME_LABEL = "config-2"
+ISO9660 = "iso9660"
+VFAT = "vfat"
+FORMATS = (ISO9660, VFAT)
+VFAT_SIZE = 64 * 1024 * 1024  # Nova's CONFIGDRIVESIZE_BYTES
 
 
 def _iso_name(name: str, is_file: bool) -> str:
@@ -54,6 +62,50 @@ def iso_image(files: Iterable[tuple[str, bytes]]) -> bytes:
         return out.getvalue()
     finally:
         iso.close()
+
+
+def write_drive(path: Path, files: Iterable[tuple[str, bytes]], fmt: str = ISO9660) -> None:
+    """Write the config drive holding ``files`` at ``path`` in ``fmt`` (``iso9660``/``vfat``)."""
+    if fmt == VFAT:
+        write_vfat(path, files)
+    elif fmt == ISO9660:
+        path.write_bytes(iso_image(files))
+    else:
+        raise ValueError(f"Unknown config drive format {fmt!r}; one of {', '.join(FORMATS)}")
+
+
+def write_vfat(path: Path, files: Iterable[tuple[str, bytes]]) -> None:
+    """A sparse 64 MiB FAT16 image at ``path``, labelled ``config-2``, holding ``files``."""
+    with path.open("wb") as out:
+        out.truncate(VFAT_SIZE)
+    fat = PyFat()
+    fat.mkfs(str(path), PyFat.FAT_TYPE_FAT16, size=VFAT_SIZE, label=VOLUME_LABEL)
+    fat.close()
+    drive = PyFatFS(str(path))
+    try:
+        for name, content in files:
+            parent = str(PurePosixPath(name).parent)
+            if parent != ".":
+                drive.makedirs(parent, recreate=True)
+            drive.writebytes(name, content)
+    finally:
+        drive.close()
+
+
+def read_vfat(path: Path) -> dict[str, bytes]:
+    """The files of a vfat config drive by path (tests, diagnostics)."""
+    drive = PyFatFS(str(path), read_only=True)
+    try:
+        return {name.lstrip("/"): drive.readbytes(name) for name in drive.walk.files()}
+    finally:
+        drive.close()
+
+
+def vfat_label(path: Path) -> str:
+    """The volume label in a FAT12/16 boot sector (``BS_VolLab``, 11 bytes at offset 43)."""
+    with path.open("rb") as drive:
+        boot = drive.read(54)
+    return boot[43:54].decode("ascii").strip()
 
 
 def read_iso(image: bytes) -> dict[str, bytes]:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from openkeel.domain.states import PowerState, TaskState
 from openkeel.virt import errors, fake_consoles
-from openkeel.virt.config_drive import iso_image
+from openkeel.virt.config_drive import write_drive
 from openkeel.virt.driver import ComputeDriver, ProgressCallback, TaskStateCallback
 from openkeel.virt.fake_config import FakeDriverConfig, InjectedFailure
 from openkeel.virt.model import (
@@ -283,13 +283,13 @@ class FakeDriver(ComputeDriver):
         return None if root is None else Path(root) / uuid / "disk.config"
 
     def _write_config_drive(self, instance: InstanceSpec) -> None:
-        """The config drive as an ISO 9660 image in the guest's directory, as Nova's libvirt
-        driver keeps ``disk.config``."""
+        """The config drive image (ISO 9660, or vfat as ``config_drive_format`` says) in the
+        guest's directory, as Nova's libvirt driver keeps ``disk.config``."""
         path = self.config_drive_path(instance.uuid)
         if path is None:
             return
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(iso_image(instance.config_drive_files))
+        write_drive(path, instance.config_drive_files, self.config.config_drive_format)
 
     def destroy(
         self,

@@ -36,3 +36,5 @@ class FakeDriverConfig:
     # Where guests' files go (``<instances_path>/<uuid>/disk.config``: the config drive's
     # ISO image); None keeps nothing on disk.
     instances_path: str | None = None
+    # ``iso9660`` or ``vfat`` (Nova's deprecated ``[DEFAULT] config_drive_format``).
+    config_drive_format: str = "iso9660"

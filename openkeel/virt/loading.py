@@ -33,7 +33,12 @@ def load_driver(conf: cfg.ConfigOpts, nodename: str | None = None) -> ComputeDri
     from openkeel.virt.fake_config import FakeDriverConfig
 
     instances = conf.instances_path or str(Path(conf.state_path) / "instances")
-    return FakeDriver(FakeDriverConfig(nodes=(nodename or conf.host,), instances_path=instances))
+    config = FakeDriverConfig(
+        nodes=(nodename or conf.host,),
+        instances_path=instances,
+        config_drive_format=conf.config_drive_format,
+    )
+    return FakeDriver(config)
 
 
 def compute_hosts(conf: cfg.ConfigOpts, count: int = 1) -> list[str]:

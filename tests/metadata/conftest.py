@@ -22,6 +22,7 @@ from openkeel.db.repositories import instances
 from openkeel.metadata.app import MetadataApp, MetadataSettings
 from openkeel.metadata.identify import signature
 from openkeel.runtime.clock import FakeClock
+from openkeel.virt.config_drive import ISO9660, VFAT, read_iso, read_vfat, vfat_label, volume_label
 from openkeel.virt.fake import FakeDriver
 from openkeel.virt.fake_config import FakeDriverConfig
 from tests.client import ApiClient
@@ -71,11 +72,20 @@ def vif(port_id: str = "b3a1c6d0-5f1e-4a8e-9d2c-1e5f0a9b8c7d") -> dict[str, Any]
 class MetadataCloud:
     """The cloud, its compute host's instances directory and a way to build metadata apps."""
 
-    def __init__(self, cloud: Cloud, instances_path: Path) -> None:
+    def __init__(self, cloud: Cloud, instances_path: Path, drive_format: str = ISO9660) -> None:
+        self.drive_format = drive_format
         self.cloud = cloud
         self.instances_path = instances_path
         self.clock = FakeClock()
         self._clients: list[ApiClient] = []
+
+    def drive(self, sid: str) -> tuple[str, dict[str, bytes]]:
+        """The label and the files of server ``sid``'s config drive, in either format."""
+        path = self.instances_path / sid / "disk.config"
+        if self.drive_format == VFAT:
+            return vfat_label(path), read_vfat(path)
+        image = path.read_bytes()
+        return volume_label(image), read_iso(image)
 
     @property
     def conf(self) -> Any:
@@ -138,14 +148,20 @@ def placement(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedPlac
 
 
 @pytest.fixture
-def md(tmp_path: Path, placement: EmbeddedPlacement) -> Iterator[MetadataCloud]:
+def md(
+    tmp_path: Path, placement: EmbeddedPlacement, request: pytest.FixtureRequest
+) -> Iterator[MetadataCloud]:
+    """The cloud; ``indirect`` parametrization names the config drive format (iso9660)."""
+    drive_format = getattr(request, "param", ISO9660)
     cloud = start_cloud(make_services(tmp_path), placement, f"inproc://md-{uuid.uuid4().hex[:8]}")
     instances_path = tmp_path / "instances"
     host = f"md-{uuid.uuid4().hex[:8]}"  # one Placement for the package: a provider per test
-    driver = FakeDriver(FakeDriverConfig(nodes=(f"{host}-node",), instances_path=str(instances_path)),
-                        sleep=lambda _s: None)  # fmt: skip
-    cloud.add_compute(host, driver=driver)
-    built = MetadataCloud(cloud, instances_path)
+    config = FakeDriverConfig(
+        nodes=(f"{host}-node",), instances_path=str(instances_path),
+        config_drive_format=drive_format,
+    )  # fmt: skip
+    cloud.add_compute(host, driver=FakeDriver(config, sleep=lambda _s: None))
+    built = MetadataCloud(cloud, instances_path, drive_format)
     yield built
     built.close()
     stop_cloud(cloud)

@@ -18,7 +18,7 @@ import uvicorn
 from openkeel.cmd.api import network_service
 from openkeel.cmd.metadata import guest_records
 from openkeel.metadata.app import MetadataApp, MetadataSettings
-from openkeel.virt.config_drive import read_iso, volume_label
+from openkeel.virt.config_drive import ISO9660, VFAT, read_iso
 from tests.metadata.conftest import PUBLIC_KEY, USER_DATA, MetadataCloud, cloudinit_or_skip
 
 PROXY = {"neutron.service_metadata_proxy": True, "neutron.metadata_proxy_shared_secret": "s3"}
@@ -107,6 +107,7 @@ def test_cloud_init_reads_the_metadata_service(md: MetadataCloud, served: tuple[
     assert physical["name"] == "eth0" and physical["mac_address"] == mac
 
 
+@pytest.mark.parametrize("md", [ISO9660, VFAT], indirect=True)
 def test_cloud_init_reads_the_config_drive(md: MetadataCloud, tmp_path: Path) -> None:
     cloudinit_or_skip()
     from cloudinit import distros, helpers, settings
@@ -116,9 +117,8 @@ def test_cloud_init_reads_the_config_drive(md: MetadataCloud, tmp_path: Path) ->
     sid = md.boot(networks=[{"uuid": _network(md)}], config_drive=True)
     server = md.cloud.api.get(f"/v2.1/servers/{sid}", version="2.37").json()["server"]
     assert server["config_drive"] == "True"
-    image = (md.instances_path / sid / "disk.config").read_bytes()
-    assert volume_label(image) == "config-2"
-    files = read_iso(image)
+    label, files = md.drive(sid)
+    assert label == "config-2"
     assert "openstack/latest/meta_data.json" in files and "ec2/2009-04-04/meta-data.json" in files
     assert "ec2/2008-09-01/meta-data.json" not in files  # [api] config_drive_skip_versions
     seed = tmp_path / "cloud" / "seed" / "config_drive"
