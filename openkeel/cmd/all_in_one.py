@@ -28,6 +28,7 @@ from openkeel.cmd.console_proxy import (
     bind_or_any,
     proxy_app,
     start_in_thread,
+    tls_settings,
 )
 from openkeel.cmd.roles import (
     RoleSet,
@@ -207,15 +208,18 @@ def _start_console_proxies(
     ``[vnc] novncproxy_base_url`` / ``[serial_console] base_url``."""
     proxies = []
     compute = ComputeRpcClient(roles.transport)
+    tls = tls_settings(conf)
+    secure = "" if tls is None else "s"
     for kind, (group, _host_opt, port_opt) in PROXIES.items():
         sock = bind_or_any(host, conf[group][port_opt])
         bound = sock.getsockname()[1]
         if kind == "novncproxy":
-            conf.set_default("novncproxy_base_url", f"http://{host}:{bound}/vnc_lite.html", "vnc")
+            url = f"http{secure}://{host}:{bound}/vnc_lite.html"
+            conf.set_default("novncproxy_base_url", url, "vnc")
         else:
-            conf.set_default("base_url", f"ws://{host}:{bound}/", "serial_console")
+            conf.set_default("base_url", f"ws{secure}://{host}:{bound}/", "serial_console")
         app = proxy_app(conf, kind, cell_dbs, compute)
-        proxies.append(start_in_thread(app, kind, sock))
+        proxies.append(start_in_thread(app, kind, sock, tls))
     return proxies
 
 

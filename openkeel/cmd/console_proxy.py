@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import socket
+import ssl
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -47,14 +48,68 @@ def proxy_app(
     )  # fmt: skip
 
 
-def proxy_server(app: ConsoleProxyApp) -> uvicorn.Server:
+@dataclass(frozen=True)
+class Tls:
+    """The proxies' TLS settings (Nova's ``[DEFAULT] cert``/``key``, ``[console] ssl_*``)."""
+
+    cert: str
+    key: str | None = None
+    ciphers: str | None = None
+    minimum_version: str = "default"
+
+    def context(self) -> ssl.SSLContext:
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        context.load_cert_chain(self.cert, self.key)
+        if self.ciphers:
+            context.set_ciphers(self.ciphers)
+        if self.minimum_version != "default":
+            context.minimum_version = _TLS_VERSIONS[self.minimum_version]
+        return context
+
+
+_TLS_VERSIONS = {
+    "tlsv1_1": ssl.TLSVersion.TLSv1_1,
+    "tlsv1_2": ssl.TLSVersion.TLSv1_2,
+    "tlsv1_3": ssl.TLSVersion.TLSv1_3,
+}
+
+
+def tls_settings(conf: cfg.ConfigOpts) -> Tls | None:
+    """TLS when ``[DEFAULT] ssl_only`` (a start-up error without a readable certificate)."""
+    if not conf.ssl_only:
+        return None
+    tls = Tls(conf.cert, conf.key, conf.console.ssl_ciphers, conf.console.ssl_minimum_version)
+    try:
+        tls.context()
+    except (OSError, ssl.SSLError) as exc:
+        raise preflight.StartupError(
+            f"[DEFAULT] ssl_only is set but the certificate {conf.cert!r}"
+            f"{f' with the key {conf.key!r}' if conf.key else ''} cannot be loaded: {exc}"
+        ) from exc
+    return tls
+
+
+class _TlsConfig(uvicorn.Config):
+    """uvicorn's config with the proxies' own SSL context (ciphers, minimum version)."""
+
+    def __init__(self, app: ConsoleProxyApp, tls: Tls, **kwargs: object) -> None:
+        super().__init__(app, ssl_certfile=tls.cert, ssl_keyfile=tls.key, **kwargs)  # type: ignore[arg-type]
+        self._tls = tls
+
+    def load(self) -> None:
+        super().load()
+        self.ssl = self._tls.context()
+
+
+def proxy_server(app: ConsoleProxyApp, tls: Tls | None = None) -> uvicorn.Server:
     """A uvicorn server for a proxy app (websockets from the ``websockets`` package)."""
-    config = uvicorn.Config(
-        app, loop="asyncio", ws="websockets-sansio", lifespan="off", log_level="warning",
+    options: dict[str, object] = dict(
+        loop="asyncio", ws="websockets-sansio", lifespan="off", log_level="warning",
         log_config=None, access_log=False,
         # noVNC keeps one websocket per console; pings keep idle consoles from being cut.
         ws_ping_interval=20.0,
     )  # fmt: skip
+    config = uvicorn.Config(app, **options) if tls is None else _TlsConfig(app, tls, **options)  # type: ignore[arg-type]
     return uvicorn.Server(config)
 
 
@@ -82,14 +137,17 @@ def bind_or_any(host: str, port: int) -> socket.socket:
         return preflight.listen(host, 0)
 
 
-def start_in_thread(app: ConsoleProxyApp, kind: str, sock: socket.socket) -> RunningProxy:
+def start_in_thread(
+    app: ConsoleProxyApp, kind: str, sock: socket.socket, tls: Tls | None = None
+) -> RunningProxy:
     """Serve ``app`` on ``sock`` from a new thread."""
-    server = proxy_server(app)
+    server = proxy_server(app, tls)
     host, port = sock.getsockname()[:2]
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name=kind,
                               daemon=True)  # fmt: skip
     thread.start()
-    return RunningProxy(kind, f"http://{host}:{port}", server, thread)
+    scheme = "http" if tls is None else "https"
+    return RunningProxy(kind, f"{scheme}://{host}:{port}", server, thread)
 
 
 def run(kind: str, config_files: Sequence[str]) -> int:
@@ -109,6 +167,7 @@ def run(kind: str, config_files: Sequence[str]) -> int:
         with preflight.starting("start-up"):
             transport = get_transport(conf.transport_url, exchange=conf.control_exchange)
             stack.callback(transport.close)
-            server = proxy_server(proxy_app(conf, kind, cell_dbs, ComputeRpcClient(transport)))
+            app = proxy_app(conf, kind, cell_dbs, ComputeRpcClient(transport))
+            server = proxy_server(app, tls_settings(conf))
         server.run(sockets=[sock])
     return 0

@@ -51,8 +51,23 @@ CONSOLE = [
         default=[],
         help="Host names, besides the proxy's own, a websocket Origin may name.",
     ),
+    cfg.StrOpt("ssl_ciphers", help="OpenSSL cipher list of the proxies' TLS (default: Python's)."),
+    cfg.StrOpt(
+        "ssl_minimum_version",
+        default="default",
+        choices=("default", "tlsv1_1", "tlsv1_2", "tlsv1_3"),
+        help="Lowest TLS version the proxies accept.",
+    ),
 ]
 DEFAULT = [
+    cfg.BoolOpt(
+        "ssl_only",
+        default=False,
+        help="The console proxies answer TLS only, with ``cert`` and ``key`` (Nova's option; "
+        "unlike websockify, a proxy without it answers plain connections only).",
+    ),
+    cfg.StrOpt("cert", default="self.pem", help="TLS certificate file of the console proxies."),
+    cfg.StrOpt("key", help="TLS key file of the console proxies (if not in ``cert``)."),
     cfg.StrOpt(
         "web",
         default="/usr/share/novnc",
