@@ -14,6 +14,7 @@ import logging
 
 import sqlalchemy as sa
 
+from openkeel.clients.image import Caller, ImageNotFound
 from openkeel.clients.placement_errors import PlacementError
 from openkeel.compute import guest
 from openkeel.compute.host import ComputeHost
@@ -236,3 +237,24 @@ def _live_consumers(host: ComputeHost, consumers: set[str]) -> set[str]:
             ).scalars()
         )
     return live
+
+
+def run_image_cache_manager_pass(host: ComputeHost) -> list[str]:
+    """Nova's ``_run_image_cache_manager_pass``: the driver removes what it keeps for images
+    the image service has deleted (asked one image at a time; an image service that cannot
+    be reached keeps everything until the next pass). The image ids cleaned up."""
+    images = host.images
+    if images is None:
+        return []
+    caller = Caller(None, is_admin=True)
+
+    def gone(image_id: str) -> bool:
+        try:
+            return images.get(caller, image_id).status in ("deleted", "killed")
+        except ImageNotFound:
+            return True
+        except Exception as exc:  # unreachable, refused: not a proof that the image is gone
+            LOG.warning("Image cache pass: could not look image %s up: %s", image_id, exc)
+            return False
+
+    return host.driver.manage_image_cache(gone)

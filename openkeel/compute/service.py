@@ -222,6 +222,11 @@ class ComputeService:
             conf.shelved_poll_interval if conf.shelved_poll_interval > 0 else -1,
         )  # fmt: skip  (0 or less: never)
         add(
+            "image_cache_manager_pass",
+            lambda: periodic_tasks.run_image_cache_manager_pass(host),
+            conf.image_cache.manager_interval,
+        )  # fmt: skip  (0: every tick, -1: never)
+        add(
             "cleanup_expired_console_auth_tokens",
             lambda: remote_console.cleanup_expired_console_auth_tokens(host),
             conf.instance_delete_interval,

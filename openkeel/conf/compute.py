@@ -172,8 +172,20 @@ NETWORK_OPTS = [
 ]
 
 
+IMAGE_CACHE_OPTS = [
+    cfg.IntOpt(
+        "manager_interval",
+        default=2400,
+        min=-1,
+        help="Seconds between image cache manager passes, which remove what the hypervisor "
+        "keeps for deleted images (Nova's option; 0: every periodic tick, -1: never).",
+    ),
+]
+
+
 def register(conf: cfg.ConfigOpts) -> None:
     """Register the options on ``conf``."""
     conf.register_opts(DEFAULT_OPTS)
+    conf.register_opts(IMAGE_CACHE_OPTS, group="image_cache")
     conf.register_opts(COMPUTE_OPTS, group="compute")
     conf.register_opts(NETWORK_OPTS, group="openkeel_network")

@@ -279,6 +279,14 @@ class ComputeDriver(abc.ABC):
         """
         raise self._not_supported("snapshot")
 
+    def manage_image_cache(self, image_gone: Callable[[str], bool]) -> list[str]:
+        """Nova's ``manage_image_cache`` pass: remove what the hypervisor keeps for images that
+        ``image_gone(image_id)`` says are deleted from the image service (a cached copy, or the
+        only copy of a snapshot kept in the hypervisor's storage); the image ids removed.
+        ``image_gone`` is true only when the image service says so (never on its errors).
+        Drivers that keep nothing per image have nothing to do."""
+        return []
+
     # --- cold migration / resize -------------------------------------------------------------
 
     def migrate_disk_and_power_off(

@@ -4,10 +4,12 @@ reconciliation after a simulated crash."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import replace
 
 import pytest
 
+from openkeel.clients.image import Caller, Image, ImageNotFound, ImageServiceUnavailable
 from openkeel.compute import guest
 from openkeel.compute.move_recovery import recover_moves
 from openkeel.compute.operations.build import build_and_run
@@ -191,3 +193,37 @@ def test_moved_resize_settled_on_restart_keeps_the_flavor_its_claim_holds(cloud:
     assert settled.fault is not None
     assert cloud.placement.get_allocations(instance.uuid).allocations == new_claim
     assert cloud.placement.get_allocations(migration.uuid).allocations == {}
+
+
+class _Catalog:
+    """The image service as the pass sees it: one image active, one deleted, one unreachable."""
+
+    def get(self, caller: Caller, image_id: str) -> Image:
+        if image_id == "unreachable":
+            raise ImageServiceUnavailable("Glance is down")
+        if image_id == "active":
+            return Image(id=image_id, name="x", status="active")
+        if image_id == "killed":
+            return Image(id=image_id, name="x", status="killed")
+        raise ImageNotFound(image_id)
+
+
+def test_image_cache_pass_asks_the_driver_to_drop_deleted_images(
+    cloud: Cloud, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every [image_cache] manager_interval the driver is given the image service's word on
+    each image it keeps: gone (404, killed) or not (active, or the service unreachable)."""
+    compute = cloud.compute().start(background=False)
+    compute.host.images = _Catalog()  # type: ignore[assignment]
+    answers: dict[str, bool] = {}
+
+    def manage_image_cache(image_gone: Callable[[str], bool]) -> list[str]:
+        answers.update({i: image_gone(i) for i in ("active", "killed", "missing", "unreachable")})
+        return [i for i, gone in answers.items() if gone]
+
+    monkeypatch.setattr(compute.host.driver, "manage_image_cache", manage_image_cache)
+    cloud.clock.advance(2399)
+    assert "image_cache_manager_pass" not in compute.periodic.run_due()
+    cloud.clock.advance(1)
+    assert "image_cache_manager_pass" in compute.periodic.run_due()
+    assert answers == {"active": False, "killed": True, "missing": True, "unreachable": False}

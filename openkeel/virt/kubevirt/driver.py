@@ -28,6 +28,7 @@ from openkeel.virt.kubevirt.base import (
 )
 from openkeel.virt.kubevirt.client import JsonObj, KubeClient, KubeConfig, KubeError
 from openkeel.virt.kubevirt.devices import DevicesMixin
+from openkeel.virt.kubevirt.images import ImagesMixin
 from openkeel.virt.kubevirt.interfaces import AddressTracker, InterfacesMixin, cluster_addresses
 from openkeel.virt.kubevirt.manifests import naming
 from openkeel.virt.kubevirt.manifests import vm as vm_manifests
@@ -56,7 +57,9 @@ LOG = logging.getLogger(__name__)
 RUNNING_LIKE = {PowerState.RUNNING, PowerState.PAUSED, PowerState.SUSPENDED}
 
 
-class KubevirtDriver(MigrationMixin, RescueMixin, PasswordMixin, DevicesMixin, InterfacesMixin):
+class KubevirtDriver(
+    MigrationMixin, RescueMixin, PasswordMixin, DevicesMixin, InterfacesMixin, ImagesMixin
+):
     """One compute host = one Kubernetes node; guests = VirtualMachines pinned to it."""
 
     # trigger_crash_dump: KubeVirt has no NMI subresource (virt-api offers reset, pause,

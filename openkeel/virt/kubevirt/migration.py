@@ -291,7 +291,8 @@ class MigrationMixin(KubevirtBase):
         ns, name = self._ns(instance), naming.dns_label(f"snapshot-{target.image_id}")
         update_task_state(TaskState.IMAGE_PENDING_UPLOAD, None)
         self.client.ensure(k.VM_SNAPSHOTS, {
-            "metadata": {"name": name, "namespace": ns, "labels": {naming.LABEL_SERVER_ID: instance.uuid}},
+            "metadata": {"name": name, "namespace": ns, "labels": {
+                naming.LABEL_SERVER_ID: instance.uuid, naming.LABEL_IMAGE_ID: target.image_id}},
             "spec": {"source": {"apiGroup": "kubevirt.io", "kind": "VirtualMachine", "name": self._name(instance)}},
         })  # fmt: skip
 

@@ -293,6 +293,33 @@ def test_snapshot_creates_vm_snapshot_and_image_data_volume(
     assert result.properties == {"openkeel_kubevirt_data_source": f"{images_ns}/image-{image_id}"}
 
 
+def test_image_cache_pass_removes_what_deleted_images_kept(
+    kube: KubeSession, driver: KubevirtDriver
+) -> None:
+    """manage_image_cache: the DataVolume, DataSource and VM snapshot of an image the image
+    service deleted go; those of an image that still exists stay; a second pass finds nothing."""
+    spec = make_spec()
+    driver.spawn(spec)
+    kept, deleted = str(uuid.uuid4()), str(uuid.uuid4())
+    for image_id in (kept, deleted):
+        driver.snapshot(spec.ref, SnapshotTarget(image_id, "snap"), lambda *_a: None)
+    ns, images_ns = driver._ns(spec.ref), driver.settings.images_namespace
+    asked: list[str] = []
+
+    def gone(image_id: str) -> bool:
+        asked.append(image_id)
+        return image_id == deleted
+
+    assert driver.manage_image_cache(gone) == [deleted]
+    assert sorted(set(asked)) == sorted([kept, deleted])
+    for res in (k.DATA_VOLUMES, k.DATA_SOURCES):
+        assert kube.client.get_or_none(res, f"image-{deleted}", images_ns) is None
+        assert kube.client.get(res, f"image-{kept}", images_ns)
+    assert kube.client.get_or_none(k.VM_SNAPSHOTS, f"snapshot-{deleted}", ns) is None
+    assert kube.client.get(k.VM_SNAPSHOTS, f"snapshot-{kept}", ns)
+    assert driver.manage_image_cache(lambda image_id: image_id == deleted) == []
+
+
 def test_destroy_cascades_and_is_idempotent(kube: KubeSession, driver: KubevirtDriver) -> None:
     spec = make_spec()
     driver.spawn(spec)

@@ -288,6 +288,8 @@ def test_every_operation_with_the_manifest_rbac(sa_client: Recording, applied: A
         target = SnapshotTarget(str(uuid.uuid4()), "snap")
         dest.snapshot(spec.ref, target, lambda *_a: None)
         dest.snapshot(spec.ref, target, lambda *_a: None)  # retried: finds what the first made
+        # The image deleted: the image cache pass lists and deletes what the cluster kept.
+        assert dest.manage_image_cache(lambda image_id: image_id == target.image_id) == [target.image_id]  # fmt: skip
         assert dest.list_leftover_uuids() == []
         # The VM deleted behind the driver's back: power on defines it again, over the
         # Secrets still there; a DataVolume a failed build left behind goes with destroy.

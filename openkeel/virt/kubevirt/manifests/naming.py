@@ -15,6 +15,7 @@ DOMAIN = "nova.openstack.org"
 LABEL_SERVER_ID = f"{DOMAIN}/server-id"
 LABEL_PROJECT_ID = f"{DOMAIN}/project-id"
 LABEL_FLAVOR_ID = f"{DOMAIN}/flavor-id"
+LABEL_IMAGE_ID = f"{DOMAIN}/image-id"  # a VM snapshot's image (images.manage_image_cache)
 LABEL_MANAGED_BY = "app.kubernetes.io/managed-by"
 MANAGED_BY = "openkeel"
 
