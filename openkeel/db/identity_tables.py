@@ -13,6 +13,8 @@ import datetime
 
 import sqlalchemy as sa
 
+from openkeel.db.lazy_tables import create_missing
+
 metadata = sa.MetaData()
 projects_table = sa.Table(
     "openkeel_identity_projects",
@@ -100,4 +102,4 @@ def now() -> datetime.datetime:
 
 def install_tables(engine: sa.Engine) -> None:
     """Create the identity tables that are missing."""
-    metadata.create_all(engine, checkfirst=True)
+    create_missing(engine, metadata)

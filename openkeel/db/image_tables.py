@@ -18,6 +18,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import mysql
 
 from openkeel.clients.image import Image
+from openkeel.db.lazy_tables import schema_lock
 
 # Time stamps keep microseconds (MariaDB/MySQL: DATETIME(6)), so that images made within one
 # second still sort in the order they were made (a backup rotation, Glance's created_at
@@ -68,11 +69,11 @@ def now() -> datetime.datetime:
 
 def install_tables(engine: sa.Engine) -> bool:
     """Create missing tables and columns; True when ``openkeel_images`` was new."""
-    created = not sa.inspect(engine).has_table(images_table.name)
-    metadata.create_all(engine, checkfirst=True)
-    if not created:
-        present = {c["name"] for c in sa.inspect(engine).get_columns(images_table.name)}
-        with engine.begin() as conn:
+    with schema_lock(engine) as conn:  # processes starting together: one creates
+        created = not sa.inspect(conn).has_table(images_table.name)
+        metadata.create_all(conn, checkfirst=True)
+        if not created:
+            present = {c["name"] for c in sa.inspect(conn).get_columns(images_table.name)}
             for column in images_table.columns:
                 if column.name not in present:
                     kind = column.type.compile(dialect=engine.dialect)

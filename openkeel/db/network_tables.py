@@ -14,6 +14,8 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from openkeel.db.lazy_tables import create_missing
+
 metadata = sa.MetaData()
 
 
@@ -129,4 +131,4 @@ floating_ips_table = sa.Table(
 
 def install_tables(engine: sa.Engine) -> None:
     """Create the network tables that are missing."""
-    metadata.create_all(engine, checkfirst=True)
+    create_missing(engine, metadata)

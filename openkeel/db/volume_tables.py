@@ -13,6 +13,8 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from openkeel.db.lazy_tables import create_missing
+
 metadata = sa.MetaData()
 
 
@@ -77,4 +79,4 @@ attachments_table = sa.Table(
 
 def install_tables(engine: sa.Engine) -> None:
     """Create the volume tables that are missing."""
-    metadata.create_all(engine, checkfirst=True)
+    create_missing(engine, metadata)

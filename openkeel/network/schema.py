@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
+from openkeel.db.lazy_tables import create_missing
+
 metadata = sa.MetaData()
 
 fixed_ips = sa.Table(
@@ -30,4 +32,4 @@ fixed_ips = sa.Table(
 
 def ensure_schema(engine: sa.Engine) -> None:
     """Create the table if it does not exist yet."""
-    metadata.create_all(engine, checkfirst=True)
+    create_missing(engine, metadata)
