@@ -4,8 +4,9 @@ After a crash, instances of this host may be stuck mid-operation. Each one is re
 stable state: interrupted resizes and migrations are rolled back or set to ERROR
 (``move_recovery``); builds (vm_state building or a build task state) → ERROR with a fault and
 their guest removed; deleting → the delete is finished; powering-off/on → finished; reboots → a hard
-reboot is finished; any other task state is cleared. Then Placement allocations held on this
-host's providers by consumers with no live instance are deleted.
+reboot is finished; a move the conductor has not recorded yet (``resize_prep``, ``migrating``
+without a migration) is left to it; any other task state is cleared. Then Placement allocations
+held on this host's providers by consumers with no live instance are deleted.
 
 ``recover_stale_operations`` (a periodic task) applies the same decisions to instances whose
 operation nobody runs any more without a restart: a task state or migration unchanged for
@@ -49,6 +50,17 @@ class InterruptedByRestart(ComputeError):
         )
 
 
+# A move the API accepted whose migration the conductor has not recorded yet: the conductor
+# owns the instance until it casts to a compute host (it records the migration, moves the
+# allocations, asks the scheduler). Clearing the task state at start-up (Nova does) lets the
+# user start a second move while the first one's conductor is still at work: two migrations
+# then move the same consumer's allocations and the server ends with a flavor its allocation
+# does not match (seen in tests/faults). At start-up such an instance is left to its conductor
+# when one can still be at work (another process, over RabbitMQ); the stale-operation task
+# settles it after ``stale_task_timeout`` if nothing comes.
+_CONDUCTOR_MOVE_TASKS = frozenset({TaskState.RESIZE_PREP, TaskState.MIGRATING})
+
+
 def init_instances(host: ComputeHost) -> None:
     """Settle interrupted moves, resolve every instance of this host, then drop orphan
     allocations (the settled moves' consumers among them)."""
@@ -56,11 +68,26 @@ def init_instances(host: ComputeHost) -> None:
     for instance in host.records.on_host(host.host):
         if instance.uuid in settled:
             continue  # its move's recovery settled it (or cast its last step)
+        if instance.task_state in _CONDUCTOR_MOVE_TASKS and _conductor_may_be_at_work(host):
+            LOG.warning(
+                "Instance %s is in task state %s at start-up with no move recorded here: left "
+                "to its conductor (settled after stale_task_timeout if nothing comes)",
+                instance.uuid,
+                instance.task_state,
+            )
+            continue
         try:
             init_instance(host, instance)
         except Exception:
             LOG.exception("Could not reconcile instance %s", instance.uuid)
     remove_orphan_allocations(host)
+
+
+def _conductor_may_be_at_work(host: ComputeHost) -> bool:
+    """Whether a conductor elsewhere may still hold a move this host does not know: the casts
+    outlive this process (RabbitMQ; in process, they went with it) and the stale-operation task
+    is on to settle the move if none does."""
+    return bool(host.conf.stale_task_timeout) and host.conductor.rpc.transport.durable
 
 
 def init_instance(host: ComputeHost, instance: Instance) -> None:

@@ -227,3 +227,28 @@ def test_image_cache_pass_asks_the_driver_to_drop_deleted_images(
     cloud.clock.advance(1)
     assert "image_cache_manager_pass" in compute.periodic.run_due()
     assert answers == {"active": False, "killed": True, "missing": True, "unreachable": False}
+
+
+@pytest.mark.parametrize("durable", [True, False], ids=["rabbit", "in-process"])
+def test_restart_leaves_a_move_its_conductor_has_not_recorded_yet(
+    cloud: Cloud, monkeypatch: pytest.MonkeyPatch, durable: bool
+) -> None:
+    """A resize the API accepted (task ``resize_prep``) whose conductor has not recorded the
+    migration yet when compute restarts. Over RabbitMQ the conductor (another process) may
+    still be at work: the task stays (clearing it let a second resize start while the first
+    one's conductor still moved allocations: tests/faults saw the server end with a flavor its
+    allocation did not match) and the stale-operation task settles it after
+    ``stale_task_timeout`` if no conductor comes. In process the cast died with the process:
+    cleared at once, as Nova does."""
+    monkeypatch.setattr(cloud.transport, "durable", durable)
+    compute = cloud.compute().start(background=False)
+    instance = cloud.instance(compute)
+    build_and_run(compute.host, CTX, BuildAndRunInstance(instance.uuid))
+    cloud.cell1.update(instance.uuid, InstanceUpdate(task_state="resize_prep"))
+    compute.stop()
+    compute.start(background=False)
+    assert cloud.cell1.get(instance.uuid).task_state == ("resize_prep" if durable else None)
+    cloud.clock.advance(901)
+    compute.periodic.run("recover_stale_operations")
+    settled = cloud.cell1.get(instance.uuid)
+    assert (settled.vm_state, settled.task_state) == ("active", None)
