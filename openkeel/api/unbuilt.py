@@ -15,9 +15,6 @@ from __future__ import annotations
 from openkeel.api.routing import RouteTable
 
 ROUTES: tuple[tuple[str, str, str, str], ...] = (
-    # assisted_volume_snapshots
-    ("POST", "/os-assisted-volume-snapshots", "2.1", "2.104"),
-    ("DELETE", "/os-assisted-volume-snapshots/{id}", "2.1", "2.104"),
     # baremetal_nodes
     ("GET", "/os-baremetal-nodes", "2.1", "2.35"),
     ("POST", "/os-baremetal-nodes", "2.1", "2.35"),
@@ -31,8 +28,6 @@ ROUTES: tuple[tuple[str, str, str, str], ...] = (
     ("GET", "/os-volumes_boot/{id}", "2.1", "2.102"),
     ("PUT", "/os-volumes_boot/{id}", "2.1", "2.102"),
     ("DELETE", "/os-volumes_boot/{id}", "2.1", "2.102"),
-    # volume_attachments
-    ("PUT", "/servers/{server_id}/os-volume_attachments/{id}", "2.1", "2.104"),
     # server_shares
     ("GET", "/servers/{server_id}/shares", "2.97", "2.104"),
     ("POST", "/servers/{server_id}/shares", "2.97", "2.104"),

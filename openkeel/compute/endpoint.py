@@ -27,6 +27,8 @@ from openkeel.compute.operations import (
     shelve,
     snapshot,
     soft_delete,
+    volume_changes,
+    volume_swap,
     volumes,
 )
 from openkeel.compute.operations import live_migrate as live_ops
@@ -182,6 +184,18 @@ class ComputeEndpoint:
     def detach_volume(self, context: CallContext, msg: m.DetachVolume) -> None:
         volumes.detach_volume(self._host, context, msg.instance_uuid, msg.volume_id)
 
+    def swap_volume(self, context: CallContext, msg: m.SwapVolume) -> None:
+        volume_swap.swap_volume(self._host, context, msg)
+
+    def volume_snapshot_create(self, context: CallContext, msg: m.VolumeSnapshotCreate) -> None:
+        info = msg.create_info if isinstance(msg.create_info, dict) else {}
+        volume_changes.volume_snapshot_create(self._host, msg.instance_uuid, msg.volume_id, info)
+
+    def volume_snapshot_delete(self, context: CallContext, msg: m.VolumeSnapshotDelete) -> None:
+        info = msg.delete_info if isinstance(msg.delete_info, dict) else {}
+        volume_changes.volume_snapshot_delete(self._host, msg.instance_uuid, msg.volume_id,
+                                              msg.snapshot_id, info)  # fmt: skip
+
     def get_console_output(self, context: CallContext, msg: m.GetConsoleOutput) -> str:
         return console.console_output(self._host, msg.instance_uuid, msg.tail_length)
 
@@ -230,4 +244,4 @@ class ComputeEndpoint:
         return diagnostics.host_maintenance_mode(self._host, msg.mode)
 
     def external_instance_event(self, context: CallContext, msg: m.ExternalInstanceEvent) -> None:
-        external_events.handle(self._host, msg.typed_events())
+        external_events.handle(self._host, context, msg.typed_events())

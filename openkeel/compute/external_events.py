@@ -5,7 +5,8 @@ change).
 Called by the compute endpoint (the API casts ``ExternalInstanceEvent`` to the instance's
 host). ``power-update`` is acted on here: the guest's power state is read from the driver and
 recorded; ``network-changed`` refreshes the network info, ``network-vif-deleted`` unplugs the
-port. Every other event goes to the operation waiting for it
+port, ``volume-extended`` tells the driver the attached volume's new size. Every other event
+(``network-vif-plugged``, ``volume-reimaged`` a volume-backed rebuild waits for, ...) goes to the operation waiting for it
 (openkeel.compute.event_waiters, ``ComputeHost.events``); one that nothing waits for is logged
 and dropped, as in Nova.
 """
@@ -17,10 +18,12 @@ from collections.abc import Sequence
 
 from openkeel.compute import guest
 from openkeel.compute.host import ComputeHost
+from openkeel.compute.operations import volume_changes
 from openkeel.compute.operations.build import power_state_of
 from openkeel.domain.errors import ComputeError
 from openkeel.domain.instances import InstanceNotFound, InstanceUpdate
 from openkeel.domain.states import PowerState, TaskState, VmState
+from openkeel.rpc.message import CallContext
 from openkeel.rpc.messages.compute import ExternalEvent
 
 LOG = logging.getLogger(__name__)
@@ -34,7 +37,7 @@ _VM_STATES = {
 }
 
 
-def handle(host: ComputeHost, events: Sequence[ExternalEvent]) -> None:
+def handle(host: ComputeHost, context: CallContext, events: Sequence[ExternalEvent]) -> None:
     """Process events for instances of this host, in order; never raises for one event."""
     for event in events:
         LOG.debug("Received event %s for instance %s", event.key, event.instance_uuid)
@@ -45,6 +48,8 @@ def handle(host: ComputeHost, events: Sequence[ExternalEvent]) -> None:
                 refresh_network_info(host, event.instance_uuid)
             elif event.name == "network-vif-deleted" and event.tag:
                 vif_deleted(host, event.instance_uuid, event.tag)
+            elif event.name == "volume-extended" and event.tag:
+                volume_changes.extend_volume(host, context, event.instance_uuid, event.tag)
             elif not host.events.deliver(event):
                 LOG.info("Received event %s for instance %s that nothing waits for",
                          event.key, event.instance_uuid)  # fmt: skip

@@ -82,6 +82,7 @@ NOTIFIED = {
     "compute_detach_interface": Notified("interface_detach"),
     "compute_attach_volume": Notified("volume_attach", error=True),
     "compute_detach_volume": Notified("volume_detach"),
+    "compute_swap_volume": Notified("volume_swap", error=True),
     # the source's steps notify themselves (live_migrate: _post / _rollback)
     "compute_live_migration": Notified("live_migration", start=False, end=False),
     "compute_post_live_migration_at_destination": Notified("live_migration_post_dest"),

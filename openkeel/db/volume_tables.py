@@ -13,7 +13,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from openkeel.db.lazy_tables import create_missing
+from openkeel.db.lazy_tables import create_missing, schema_lock
 
 metadata = sa.MetaData()
 
@@ -48,6 +48,7 @@ volumes_table = sa.Table(
         sa.Column("attach_status", sa.String(32), nullable=False, default="detached"),
         sa.Column("metadata", sa.Text, nullable=False, default="{}"),
         sa.Column("image_metadata", sa.Text, nullable=False, default="{}"),
+        sa.Column("migration_status", sa.String(255)),
     ),
 )
 snapshots_table = sa.Table(
@@ -78,5 +79,16 @@ attachments_table = sa.Table(
 
 
 def install_tables(engine: sa.Engine) -> None:
-    """Create the volume tables that are missing."""
+    """Create the volume tables that are missing, and the columns added since a table was
+    made (``migration_status``, issue 13's swap), under the schema lock."""
     create_missing(engine, metadata)
+    if _has_column(engine, "migration_status"):
+        return
+    with schema_lock(engine) as conn:
+        if not _has_column(conn, "migration_status"):
+            conn.execute(sa.text(f"ALTER TABLE {volumes_table.name} "
+                                 "ADD COLUMN migration_status VARCHAR(255)"))  # fmt: skip
+
+
+def _has_column(bind: sa.Engine | sa.Connection, name: str) -> bool:
+    return name in {c["name"] for c in sa.inspect(bind).get_columns(volumes_table.name)}

@@ -38,6 +38,7 @@ ACTION_PAYLOADS = {
     "snapshot": ("InstanceActionSnapshotPayload", "1.10"),
     "volume_attach": ("InstanceActionVolumePayload", "1.7"),
     "volume_detach": ("InstanceActionVolumePayload", "1.7"),
+    "volume_swap": ("InstanceActionVolumeSwapPayload", "1.9"),
 }
 
 

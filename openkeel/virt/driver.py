@@ -18,7 +18,7 @@ contract for every method:
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import ClassVar
 
 from openkeel.domain.states import TaskState
@@ -71,6 +71,10 @@ OPTIONAL_OPERATIONS: frozenset[str] = frozenset(
         "post_live_migration_at_destination",
         "attach_volume",
         "detach_volume",
+        "swap_volume",
+        "extend_volume",
+        "volume_snapshot_create",
+        "volume_snapshot_delete",
         "attach_interface",
         "detach_interface",
         "get_console_output",
@@ -365,6 +369,38 @@ class ComputeDriver(abc.ABC):
     def detach_volume(self, instance: InstanceRef, volume_id: str) -> None:
         """Hot-unplug a volume; succeeds if it is not attached."""
         raise self._not_supported("detach_volume")
+
+    def swap_volume(
+        self, instance: InstanceRef, old: VolumeAttachment, new: VolumeAttachment, resize_to: int
+    ) -> None:
+        """Copy the attached volume ``old`` to ``new`` and give the guest ``new`` in its place
+        at the same mountpoint (Nova's swap_volume); ``resize_to``: the new size in GiB when
+        the new volume is larger, else 0. Idempotent once the guest has ``new``."""
+        raise self._not_supported("swap_volume")
+
+    def extend_volume(
+        self, instance: InstanceRef, attachment: VolumeAttachment, new_size: int
+    ) -> None:
+        """The attached volume grew to ``new_size`` bytes on Cinder's side: let the guest see
+        it (Nova's extend_volume, the ``volume-extended`` event)."""
+        raise self._not_supported("extend_volume")
+
+    def volume_snapshot_create(
+        self, instance: InstanceRef, volume_id: str, create_info: Mapping[str, JsonValue]
+    ) -> None:
+        """Snapshot an attached file-based volume for Cinder (os-assisted-volume-snapshots):
+        ``create_info`` holds Cinder's ``snapshot_id``, ``type`` and ``new_file``."""
+        raise self._not_supported("volume_snapshot_create")
+
+    def volume_snapshot_delete(
+        self,
+        instance: InstanceRef,
+        volume_id: str,
+        snapshot_id: str,
+        delete_info: Mapping[str, JsonValue],
+    ) -> None:
+        """Delete (merge) an assisted snapshot of an attached volume for Cinder."""
+        raise self._not_supported("volume_snapshot_delete")
 
     def attach_interface(self, instance: InstanceRef, vif: NetworkInterface) -> None:
         """Hot-plug a port; idempotent for the same port_id."""

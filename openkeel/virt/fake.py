@@ -8,13 +8,14 @@ delays outside it). Delays go through an injectable ``sleep`` so tests never rea
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import os
 import socket
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -72,6 +73,32 @@ def simulated_disk(spec: InstanceSpec, image_id: str) -> bytes:
     return header + filler
 
 
+def _device_path(attachment: VolumeAttachment) -> str | None:
+    data = attachment.connection_info.get("data")
+    path = data.get("device_path") if isinstance(data, dict) else None
+    return path if isinstance(path, str) else None
+
+
+def _copy_volume_data(old: VolumeAttachment, new: VolumeAttachment) -> None:
+    """What libvirt's block copy does for a swap: the guest's disk onto the new volume (for
+    volumes that are local files, as the embedded volume service's)."""
+    source, target = _device_path(old), _device_path(new)
+    if source is None or target is None or not os.path.exists(source):
+        return
+    with open(source, "rb") as src, open(target, "r+b" if os.path.exists(target) else "wb") as out:
+        size = os.fstat(src.fileno()).st_size
+        offset = 0
+        while offset < size:  # data extents only: a sparse volume stays sparse
+            try:
+                offset = os.lseek(src.fileno(), offset, os.SEEK_DATA)
+            except OSError:  # no data past offset
+                break
+            end = os.lseek(src.fileno(), offset, os.SEEK_HOLE)
+            out.seek(offset)
+            out.write(os.pread(src.fileno(), end - offset, offset))
+            offset = end
+
+
 @dataclass
 class _Guest:
     spec: InstanceSpec
@@ -81,6 +108,8 @@ class _Guest:
     migrating: bool = False
     abort_requested: bool = False
     volumes: dict[str, VolumeAttachment] = field(default_factory=dict)
+    volume_sizes: dict[str, int] = field(default_factory=dict)  # extend_volume's new sizes
+    volume_snapshots: dict[str, list[str]] = field(default_factory=dict)  # assisted ones
     ports: dict[str, NetworkInterface] = field(default_factory=dict)
     log: list[str] = field(default_factory=list)
     booted_at: datetime | None = None
@@ -519,6 +548,56 @@ class FakeDriver(ComputeDriver):
         self._enter("detach_volume", instance.uuid)
         with self._lock:
             self._guest(instance.uuid).volumes.pop(volume_id, None)
+
+    def _with_volume(self, uuid: str, volume_id: str) -> _Guest:
+        """The guest, which must have the volume (caller holds the lock)."""
+        guest = self._guest(uuid)
+        if volume_id not in guest.volumes:
+            raise errors.PermanentDriverError(f"Volume {volume_id} is not attached to {uuid}")
+        return guest
+
+    def swap_volume(
+        self, instance: InstanceRef, old: VolumeAttachment, new: VolumeAttachment, resize_to: int
+    ) -> None:
+        self._enter("swap_volume", instance.uuid)
+        with self._lock:
+            if new.volume_id in self._guest(instance.uuid).volumes:
+                return
+            guest = self._with_volume(instance.uuid, old.volume_id)
+            _copy_volume_data(old, new)
+            del guest.volumes[old.volume_id]
+            guest.volumes[new.volume_id] = dataclasses.replace(new, mountpoint=old.mountpoint)
+            if resize_to:
+                guest.volume_sizes[new.volume_id] = resize_to * 1024**3
+
+    def extend_volume(
+        self, instance: InstanceRef, attachment: VolumeAttachment, new_size: int
+    ) -> None:
+        self._enter("extend_volume", instance.uuid)
+        with self._lock:
+            guest = self._with_volume(instance.uuid, attachment.volume_id)
+            guest.volume_sizes[attachment.volume_id] = new_size
+
+    def volume_snapshot_create(
+        self, instance: InstanceRef, volume_id: str, create_info: Mapping[str, JsonValue]
+    ) -> None:
+        self._enter("volume_snapshot_create", instance.uuid)
+        with self._lock:
+            taken = self._with_volume(instance.uuid, volume_id).volume_snapshots.setdefault(
+                volume_id, []
+            )
+            snapshot_id = str(create_info.get("snapshot_id"))
+            if snapshot_id not in taken:
+                taken.append(snapshot_id)
+
+    def volume_snapshot_delete(
+        self, instance: InstanceRef, volume_id: str, snapshot_id: str, delete_info: Mapping[str, JsonValue]
+    ) -> None:  # fmt: skip
+        self._enter("volume_snapshot_delete", instance.uuid)
+        with self._lock:
+            taken = self._guest(instance.uuid).volume_snapshots.get(volume_id, [])
+            if snapshot_id in taken:
+                taken.remove(snapshot_id)
 
     def attach_interface(self, instance: InstanceRef, vif: NetworkInterface) -> None:
         self._enter("attach_interface", instance.uuid)

@@ -48,6 +48,8 @@ class VolumeInfo:
     volume_type: str | None = None
     snapshot_id: str | None = None
     metadata: Mapping[str, str] = field(default_factory=dict)
+    #: Cinder's: None, or where a migration of the volume is (``migrating``, ``success``...).
+    migration_status: str | None = None
 
 
 @dataclass(frozen=True)
@@ -113,6 +115,13 @@ class VolumeAdapter(Protocol):
 
     def delete(self, context: VolumeContext, volume_id: str) -> None:
         """Delete the volume (a server's ``delete_on_termination``)."""
+        ...
+
+    def migrate_volume_completion(
+        self, context: VolumeContext, old_volume_id: str, new_volume_id: str, error: bool
+    ) -> str:
+        """A host swapped ``old`` for ``new`` (or failed to: ``error``) while Cinder migrates
+        the old one; the id the server's mapping keeps (Cinder's ``save_volume_id``)."""
         ...
 
     def list_volumes(self, context: VolumeContext) -> list[VolumeInfo]:

@@ -43,13 +43,13 @@ def volume(req: VolumeRequest, row: Row) -> dict[str, Any]:
         "user_id": row["user_id"], "bootable": "true" if row["bootable"] else "false",
         "encrypted": False, "replication_status": None, "consistencygroup_id": None,
         "multiattach": row["multiattach"], "attachments": attachments,
-        "migration_status": None, "os-vol-tenant-attr:tenant_id": row["project_id"],
+        "migration_status": row["migration_status"], "os-vol-tenant-attr:tenant_id": row["project_id"],
     }  # fmt: skip
     if row["image_metadata"]:
         out["volume_image_metadata"] = row["image_metadata"]
     if req.caller.is_admin:
         out["os-vol-host-attr:host"] = service.host
-        out["os-vol-mig-status-attr:migstat"] = None
+        out["os-vol-mig-status-attr:migstat"] = row["migration_status"]
         out["os-vol-mig-status-attr:name_id"] = None
     if req.at_least(3, 13):
         out["group_id"] = None

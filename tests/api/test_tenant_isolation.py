@@ -262,6 +262,8 @@ def _paths(world: World) -> dict[str, str]:
         "/servers/{server_id}/remote-consoles": f"/v2.1/servers/{sid}/remote-consoles",
         "/os-console-auth-tokens/{id}": "/v2.1/os-console-auth-tokens/alice-console-token",
         "/os-server-external-events": "/v2.1/os-server-external-events",
+        "/os-assisted-volume-snapshots": "/v2.1/os-assisted-volume-snapshots",
+        "/os-assisted-volume-snapshots/{id}": "/v2.1/os-assisted-volume-snapshots/alice-snap",
         "/os-hosts": "/v2.1/os-hosts",
         "/os-instance_usage_audit_log": "/v2.1/os-instance_usage_audit_log",
         "/os-instance_usage_audit_log/{id}": "/v2.1/os-instance_usage_audit_log/2026-11-15 10:00:00",
@@ -333,6 +335,13 @@ BODIES: dict[tuple[str, str], Any] = {
     ("POST", "/servers/{server_id}/os-volume_attachments"): {
         "volumeAttachment": {"volumeId": "5c1a7e7e-0000-4000-8000-00000000000b"}
     },
+    ("PUT", "/servers/{server_id}/os-volume_attachments/{id}"): {
+        "volumeAttachment": {"volumeId": "5c1a7e7e-0000-4000-8000-00000000000b"}
+    },
+    ("POST", "/os-assisted-volume-snapshots"): {"snapshot": {
+        "volume_id": "5c1a7e7e-0000-4000-8000-00000000000b",
+        "create_info": {"snapshot_id": "s", "type": "qcow2", "new_file": "f"},
+    }},
 }  # fmt: skip
 
 ACTION_BODIES: dict[tuple[str, str], Any] = {
@@ -614,6 +623,9 @@ EXPECT: dict[tuple[str, str, str], int | str | tuple[int | str, int | str]] = {
     ("POST", "/servers/{server_id}/os-volume_attachments", ""): NOT_FOUND,
     ("GET", "/servers/{server_id}/os-volume_attachments/{id}", ""): NOT_FOUND,
     ("DELETE", "/servers/{server_id}/os-volume_attachments/{id}", ""): NOT_FOUND,
+    ("PUT", "/servers/{server_id}/os-volume_attachments/{id}", ""): NOT_FOUND,
+    ("POST", "/os-assisted-volume-snapshots", ""): FORBIDDEN,
+    ("DELETE", "/os-assisted-volume-snapshots/{id}", ""): FORBIDDEN,
     ("GET", "/servers/{server_id}/diagnostics", ""): NOT_FOUND,
     # Events are the other services' (service or admin role) to report.
     ("POST", "/os-server-external-events", ""): FORBIDDEN,

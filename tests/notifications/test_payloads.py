@@ -116,6 +116,7 @@ ACTIONS = [
     ("interface_detach", ("start", "end")),
     ("volume_attach", ("start", "end", "error")),
     ("volume_detach", ("start", "end")),
+    ("volume_swap", ("start", "end", "error")),
     ("live_migration_post", ("start", "end")),
     ("live_migration_post_dest", ("start", "end")),
     ("live_migration_rollback", ("start", "end")),
@@ -127,6 +128,10 @@ PUBLISHERS = {"rebuild_scheduled": "nova-conductor"}
 EXTRA = {
     "volume_attach": {"volume_id": "a07f71dc-8151-4e7d-a0cc-cd24a3f11113"},
     "volume_detach": {"volume_id": "a07f71dc-8151-4e7d-a0cc-cd24a3f11113"},
+    "volume_swap": {
+        "old_volume_id": "a07f71dc-8151-4e7d-a0cc-cd24a3f11113",
+        "new_volume_id": "227cc671-f30b-4488-96fd-7d0bf13648d8",
+    },
     "rescue": {"rescue_image_ref": "a2459075-d96c-40d5-893e-577ff92e721c"},
     "snapshot": {"snapshot_image_id": "d2aae36f-785c-4518-8016-bc9534d9fc7f"},
 }

@@ -107,3 +107,47 @@ def set_connection(conn: sa.Connection, bdm_uuid: str, connection_info: Mapping[
 def remove(conn: sa.Connection, bdm_uuid: str) -> bool:
     """Soft-delete the mapping; False when it was gone already."""
     return soft_delete(conn, _BDM, _BDM.c.uuid == bdm_uuid) > 0
+
+
+def swapped(
+    conn: sa.Connection,
+    bdm_uuid: str,
+    volume_id: str,
+    attachment_id: str | None,
+    connection_info: Mapping[str, Any],
+    volume_size: int | None,
+) -> None:
+    """The mapping after a swap (Nova's swap_volume): it names ``volume_id`` through the new
+    attachment and connection (and the new size when the volume grew)."""
+    values: dict[str, Any] = {
+        "volume_id": volume_id, "attachment_id": attachment_id, "source_type": "volume",
+        "destination_type": "volume", "snapshot_id": None, "no_device": None,
+        "connection_info": json.dumps(dict(connection_info)), "updated_at": utcnow(),
+    }  # fmt: skip
+    if volume_size is not None:
+        values["volume_size"] = volume_size
+    conn.execute(_BDM.update().where(_BDM.c.uuid == bdm_uuid, live(_BDM)).values(**values))
+
+
+def set_size(conn: sa.Connection, bdm_uuid: str, volume_size: int) -> None:
+    """The mapping's volume grew (the ``volume-extended`` event)."""
+    conn.execute(
+        _BDM.update()
+        .where(_BDM.c.uuid == bdm_uuid, live(_BDM))
+        .values(volume_size=volume_size, updated_at=utcnow())
+    )
+
+
+def update_delete_on_termination(conn: sa.Connection, bdm_uuid: str, value: bool) -> None:
+    """PUT os-volume_attachments (2.85): the one property a user may change."""
+    conn.execute(
+        _BDM.update()
+        .where(_BDM.c.uuid == bdm_uuid, live(_BDM))
+        .values(delete_on_termination=value, updated_at=utcnow())
+    )
+
+
+def of_volume(conn: sa.Connection, volume_id: str) -> list[VolumeMapping]:
+    """The live mappings of ``volume_id`` in this cell (more than one: multiattach)."""
+    query = sa.select(_BDM).where(_BDM.c.volume_id == volume_id, live(_BDM)).order_by(_BDM.c.id)
+    return [_mapping(row) for row in conn.execute(query)]

@@ -567,6 +567,40 @@ class DetachVolume(InstanceMessage):
     volume_id: str = ""
 
 
+@dataclass(frozen=True)
+class SwapVolume(InstanceMessage):
+    """Replace the attached ``old_volume_id`` by ``new_volume_id`` (reserved by the API as
+    ``new_attachment_id``) in the guest (API, cast)."""
+
+    method: ClassVar[str] = "swap_volume"
+
+    old_volume_id: str = ""
+    new_volume_id: str = ""
+    new_attachment_id: str | None = None
+
+
+@dataclass(frozen=True)
+class VolumeSnapshotCreate(InstanceMessage):
+    """Snapshot the attached ``volume_id`` for Cinder (os-assisted-volume-snapshots; API,
+    cast). ``create_info``: Cinder's ``snapshot_id``, ``type``, ``new_file``."""
+
+    method: ClassVar[str] = "volume_snapshot_create"
+
+    volume_id: str = ""
+    create_info: Json = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class VolumeSnapshotDelete(InstanceMessage):
+    """Delete ``snapshot_id`` of the attached ``volume_id`` for Cinder (API, cast)."""
+
+    method: ClassVar[str] = "volume_snapshot_delete"
+
+    volume_id: str = ""
+    snapshot_id: str = ""
+    delete_info: Json = field(default_factory=dict)
+
+
 MESSAGES = by_method(
     BuildAndRunInstance, TerminateInstance, SoftDeleteInstance, RestoreInstance, StartInstance,
     StopInstance, PauseInstance, UnpauseInstance, SuspendInstance, ResumeInstance,
@@ -578,4 +612,5 @@ MESSAGES = by_method(
     ExternalInstanceEvent, AttachInterface, DetachInterface, AddFixedIp, RemoveFixedIp, RescueInstance,
     UnrescueInstance, SetAdminPassword, TriggerCrashDump, SnapshotInstance, BackupInstance,
     ShelveInstance, ShelveOffloadInstance, UnshelveInstance, AttachVolume, DetachVolume,
+    SwapVolume, VolumeSnapshotCreate, VolumeSnapshotDelete,
 )  # fmt: skip

@@ -69,6 +69,11 @@ class KubevirtDriver(
         # A Node is not the compute host's to cordon, power or drain (os-hosts, up to 2.42):
         # disable the compute service instead, as with Nova's libvirt driver.
         "set_host_enabled", "host_power_action", "host_maintenance_mode",
+        # A VM's hot-plugged PVC cannot be copied to another live (no block job as libvirt's
+        # blockRebase), a PVC's growth reaches the guest without the host's help, and
+        # assisted snapshots are for file-based Cinder drivers (libvirt's qcow2 overlays):
+        # Nova's drivers other than libvirt answer these so.
+        "swap_volume", "extend_volume", "volume_snapshot_create", "volume_snapshot_delete",
     })  # fmt: skip
 
     def __init__(self, client: KubeClient, settings: KubevirtSettings, virt_api: VirtApi, *, owns_client: bool = False, **kw: Any) -> None:  # fmt: skip

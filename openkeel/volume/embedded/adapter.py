@@ -19,6 +19,7 @@ from openkeel.volume.adapter import (
     VolumeContext,
     VolumeInfo,
 )
+from openkeel.volume.embedded import migration
 from openkeel.volume.embedded.faults import NotFound, OverLimit, SnapshotMissing, VolumeFault
 from openkeel.volume.embedded.files import VolumeFiles
 from openkeel.volume.embedded.service import DEFAULT_TYPE, Caller, Row, VolumeService
@@ -80,7 +81,7 @@ class EmbeddedVolumes:
             bootable=bool(row["bootable"]), attachments=attachments, name=row["name"],
             description=row["description"], created_at=_stamp(row["created_at"]),
             volume_type=str(DEFAULT_TYPE["name"]), snapshot_id=row["snapshot_id"],
-            metadata=dict(row["metadata"]),
+            metadata=dict(row["metadata"]), migration_status=row["migration_status"],
         )  # fmt: skip
 
     def list_volumes(self, context: VolumeContext) -> list[VolumeInfo]:
@@ -166,3 +167,12 @@ class EmbeddedVolumes:
     def delete(self, context: VolumeContext, volume_id: str) -> None:
         self._run(lambda: self.service.delete_volume(_caller(context), volume_id),
                   VolumeNotFound(volume_id))  # fmt: skip
+
+    def migrate_volume_completion(
+        self, context: VolumeContext, old_volume_id: str, new_volume_id: str, error: bool
+    ) -> str:
+        caller = _caller(context)
+        return self._run(
+            lambda: migration.complete(self.service, caller, old_volume_id, new_volume_id, error),
+            VolumeNotFound(old_volume_id),
+        )

@@ -298,7 +298,10 @@ class VolumeService:
         if not caller.is_admin:
             raise policy(f"volume_extension:{kind[:-1]}_admin_actions:reset_status")
         row = self.volume(caller, ident) if kind == "volumes" else self.snapshot(caller, ident)
-        values = {k: ref[k] for k in ("status", "attach_status") if k in ref}
+        names = (
+            ("status", "attach_status", "migration_status") if kind == "volumes" else ("status",)
+        )
+        values = {k: ref[k] for k in names if k in ref}
         self.store.update(kind, row["id"], values)
 
     # -- snapshots --------------------------------------------------------------------------
@@ -406,9 +409,9 @@ class VolumeService:
         The volume's attach status afterwards."""
         row = self.attachment(caller, ident)
         self.store.delete("attachments", ident)
-        return self._settle(row["volume_id"])
+        return self.settle(row["volume_id"])
 
-    def _settle(self, volume_id: str) -> str:
+    def settle(self, volume_id: str) -> str:
         left = self.attachments_of(volume_id)
         if any(a["status"] == "attached" for a in left):
             status, attach = "in-use", "attached"
@@ -434,7 +437,7 @@ class VolumeService:
             self.store.swap("volumes", ident, ("attaching", "reserved"),
                             {"status": "available", "attach_status": "detached"})  # fmt: skip
         else:
-            self._settle(ident)
+            self.settle(ident)
 
     def attach(self, caller: Caller, ident: str, ref: Mapping[str, Any]) -> None:
         volume = self.volume(caller, ident)
@@ -449,7 +452,7 @@ class VolumeService:
             "attached_at": now(),
         }  # fmt: skip
         self.store.insert("attachments", values)
-        self._settle(ident)
+        self.settle(ident)
 
     def begin_detaching(self, caller: Caller, ident: str) -> None:
         self.volume(caller, ident)
@@ -471,4 +474,4 @@ class VolumeService:
                                  "of this volume, please specify attachment_id.")  # fmt: skip
         for attachment in attachments:
             self.store.delete("attachments", attachment["id"])
-        self._settle(ident)
+        self.settle(ident)

@@ -360,6 +360,26 @@ def test_volume_and_interface_hotplug_are_idempotent(
     assert state(driver, running) == PowerState.RUNNING
 
 
+def test_volume_swap_extend_and_assisted_snapshots(
+    driver: ComputeDriver, running: InstanceSpec
+) -> None:
+    """A swapped volume replaces the old one at its device (again: a no-op); an extend and
+    Cinder's assisted snapshots of an attached volume succeed."""
+    ops = ("attach_volume", "swap_volume", "extend_volume", "volume_snapshot_create",
+           "volume_snapshot_delete")  # fmt: skip
+    needs(driver, *ops)
+    old, new = VolumeAttachment("vol-1", "/dev/vdb"), VolumeAttachment("vol-2", "/dev/vdc")
+    driver.attach_volume(running.ref, old)
+    for _ in range(2):
+        driver.swap_volume(running.ref, old, new, 2)
+    driver.extend_volume(running.ref, new, 3 * 1024**3)
+    driver.volume_snapshot_create(running.ref, "vol-2", {"snapshot_id": "s-1", "type": "qcow2",
+                                                         "new_file": "f"})  # fmt: skip
+    driver.volume_snapshot_delete(running.ref, "vol-2", "s-1", {"volume_id": "vol-2"})
+    driver.detach_volume(running.ref, "vol-2")
+    assert state(driver, running) == PowerState.RUNNING
+
+
 def test_guest_addresses_are_the_ports_own_unless_the_hypervisor_assigns(
     driver: ComputeDriver, running: InstanceSpec
 ) -> None:
@@ -462,6 +482,14 @@ def _call(driver: ComputeDriver, spec: InstanceSpec, operation: str) -> Callable
         ),
         "attach_volume": lambda: driver.attach_volume(spec.ref, VolumeAttachment("v", "/dev/vdb")),
         "detach_volume": lambda: driver.detach_volume(spec.ref, "v"),
+        "swap_volume": lambda: driver.swap_volume(
+            spec.ref, VolumeAttachment("v", "/dev/vdb"), VolumeAttachment("w", "/dev/vdb"), 0
+        ),
+        "extend_volume": lambda: driver.extend_volume(
+            spec.ref, VolumeAttachment("v", "/dev/vdb"), 1
+        ),
+        "volume_snapshot_create": lambda: driver.volume_snapshot_create(spec.ref, "v", {}),
+        "volume_snapshot_delete": lambda: driver.volume_snapshot_delete(spec.ref, "v", "s", {}),
         "attach_interface": lambda: driver.attach_interface(spec.ref, PORT),
         "detach_interface": lambda: driver.detach_interface(spec.ref, "p"),
         "set_admin_password": lambda: driver.set_admin_password(spec.ref, "pw"),

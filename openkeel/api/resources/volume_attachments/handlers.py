@@ -1,5 +1,6 @@
 """Handlers of ``/servers/{server_id}/os-volume_attachments``: list (``limit``/``offset``),
-show, attach (the new attachment's view; 202 without a body from 2.101), detach (202). The
+show, attach (the new attachment's view; 202 without a body from 2.101), update and swap
+(202, 2.85 update), detach (202). The
 view per microversion: ``tag`` from 2.70, ``delete_on_termination`` from 2.79,
 ``attachment_id`` and ``bdm_uuid`` instead of ``id`` from 2.89."""
 
@@ -15,8 +16,9 @@ from openkeel.api.usecases.volume_attachments import (
     ServerVolumes,
     VolumeMapping,
 )
+from openkeel.api.usecases.volume_swap import AttachmentUpdate, VolumeUpdates
 
-__all__ = ["POLICY", "attach", "detach", "list_attachments", "show_attachment"]
+__all__ = ["POLICY", "attach", "detach", "list_attachments", "show_attachment", "update"]
 MAX_LIMIT = 1000
 
 
@@ -69,6 +71,17 @@ def attach(req: ApiRequest) -> Reply:
     if req.at_least("2.101"):
         return Reply(None, 202)
     return Reply({"volumeAttachment": _view(req, mapping)})
+
+
+def update(req: ApiRequest) -> None:
+    wanted: dict[str, Any] = req.body["volumeAttachment"]
+    dot = wanted.get("delete_on_termination")
+    request = AttachmentUpdate(
+        volume_id=wanted["volumeId"], only_swap=not req.at_least("2.85"), id=wanted.get("id"),
+        server_id=wanted.get("serverId"), device=wanted.get("device"), tag=wanted.get("tag"),
+        delete_on_termination=None if dot is None else as_bool(dot), given=frozenset(wanted),
+    )  # fmt: skip
+    VolumeUpdates(req.services, req.context).update(req.params["server_id"], req.params["id"], request)  # fmt: skip
 
 
 def detach(req: ApiRequest) -> None:

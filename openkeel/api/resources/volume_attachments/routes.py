@@ -1,5 +1,5 @@
-"""Routes of ``/servers/{server_id}/os-volume_attachments`` (PUT, the update and swap of
-2.85, is not served yet: it stays in ``openkeel.api.unbuilt``)."""
+"""Routes of ``/servers/{server_id}/os-volume_attachments`` (PUT: the swap, and from 2.85 the
+update; its two policies are checked by the use case, which knows which applies)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ COLLECTION = "/servers/{server_id}/os-volume_attachments"
 MEMBER = COLLECTION + "/{id}"
 INDEX_QUERY = Versioned.of(("2.1", schemas.INDEX_QUERY_V21), ("2.75", schemas.INDEX_QUERY_V275))
 # Nova 34 applies its show query schema (unknown parameters ignored) at every version.
+UPDATE = Versioned.of(("2.1", schemas.UPDATE_V21), ("2.85", schemas.UPDATE_V285))
 SHOW_QUERY = Versioned.of(("2.1", schemas.SHOW_QUERY_V21))
 CREATE = Versioned.of(
     ("2.1", schemas.CREATE_V21), ("2.49", schemas.CREATE_V249), ("2.79", schemas.CREATE_V279)
@@ -27,4 +28,6 @@ def register(table: RouteTable) -> None:
                                                body=CREATE, policy=policy % "create"))  # fmt: skip
     table.add("GET", MEMBER, endpoint(handlers.show_attachment, query=SHOW_QUERY,
                                       policy=policy % "show"))  # fmt: skip
+    table.add("PUT", MEMBER, endpoint(handlers.update, status=202, body=UPDATE,
+                                      policy=policy % "update"))  # fmt: skip
     table.add("DELETE", MEMBER, endpoint(handlers.detach, status=202, policy=policy % "delete"))

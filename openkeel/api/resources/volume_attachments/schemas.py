@@ -32,6 +32,15 @@ CREATE_V249["properties"]["volumeAttachment"]["properties"]["tag"] = t.TAG
 CREATE_V279 = copy.deepcopy(CREATE_V249)
 CREATE_V279["properties"]["volumeAttachment"]["properties"]["delete_on_termination"] = t.BOOLEAN
 
+# The PUT: below 2.85 the volume to swap to alone; from 2.85 the attachment as GET shows it
+# (only delete_on_termination may differ, unless swapping).
+UPDATE_V21 = copy.deepcopy(CREATE_V21)
+del UPDATE_V21["properties"]["volumeAttachment"]["properties"]["device"]
+UPDATE_V285 = copy.deepcopy(CREATE_V279)
+UPDATE_V285["properties"]["volumeAttachment"]["properties"].update(
+    {"serverId": t.UUID, "id": t.UUID}
+)
+
 _NON_NEGATIVE_INTEGER = {"type": ["integer", "string"], "pattern": "^[0-9]*$", "minimum": 0,
                          "minLength": 1}  # fmt: skip
 INDEX_QUERY_V21 = loose_query(
