@@ -72,3 +72,29 @@ def test_server_volume_commands(cloud: RunningCloud) -> None:
     osc(cloud, "server", "delete", "--wait", "e2e-vol-server", "--no-output")
     assert [v["Name"] for v in osc(cloud, "volume", "list")] == ["e2e-kept"]
     osc(cloud, "volume", "delete", "e2e-kept", "--no-output")
+
+
+def test_server_volume_update_delete_on_termination(cloud: RunningCloud) -> None:
+    """``server volume update`` (2.85): the attachment's delete_on_termination changes; the
+    server's delete then deletes the volume."""
+    osc(cloud, "server", "create", "--flavor", "m1.tiny", "--image", IMAGE, "--wait",
+        "e2e-upd-server")  # fmt: skip
+    vol = osc(cloud, "volume", "create", "--size", "1", "e2e-upd")
+    _wait_status(cloud, "e2e-upd", "available")
+    osc(cloud, "server", "add", "volume", "e2e-upd-server", "e2e-upd", "--no-output")
+    _wait_status(cloud, "e2e-upd", "in-use")
+
+    def flags() -> dict[str, object]:
+        listed = osc(cloud, "--os-compute-api-version", "2.85", "server", "volume", "list",
+                     "e2e-upd-server")  # fmt: skip
+        return {v["Volume ID"]: v["Delete On Termination?"] for v in listed}
+
+    assert flags() == {vol["id"]: False}
+    update = ("--os-compute-api-version", "2.85", "server", "volume", "update")
+    osc(cloud, *update, "--delete-on-termination", "e2e-upd-server", vol["id"], "--no-output")
+    assert flags() == {vol["id"]: True}
+    osc(cloud, *update, "--preserve-on-termination", "e2e-upd-server", vol["id"], "--no-output")
+    assert flags() == {vol["id"]: False}
+    osc(cloud, *update, "--delete-on-termination", "e2e-upd-server", vol["id"], "--no-output")
+    osc(cloud, "server", "delete", "--wait", "e2e-upd-server", "--no-output")
+    assert [v["Name"] for v in osc(cloud, "volume", "list")] == []
