@@ -49,6 +49,27 @@ EXTRA_BODIES: dict[tuple[str, str, str | None], list[Any]] = {
             }
         }
     ],
+    ("PUT", "/servers/{server_id}/os-volume_attachments/{id}", None): [
+        {
+            "volumeAttachment": {
+                "volumeId": "a26887c6-c47b-4654-abb5-dfadf7d3f803",
+                "device": "/dev/vdb",
+                "tag": "t",
+                "delete_on_termination": True,
+                "serverId": "9e0ebe8c-7e2b-4d3a-8f2c-4f1c1a0e6d11",
+                "id": "a26887c6-c47b-4654-abb5-dfadf7d3f803",
+            }
+        },
+        {"volumeAttachment": {"volumeId": "a26887c6-c47b-4654-abb5-dfadf7d3f803"}},
+    ],
+    ("POST", "/os-assisted-volume-snapshots", None): [
+        {
+            "snapshot": {
+                "volume_id": "521752a6-acf6-4b2d-bc7a-119f9148cd8c",
+                "create_info": {"snapshot_id": "s", "type": "qcow2", "new_file": "f", "id": "i"},
+            }
+        }
+    ],
 }
 
 
