@@ -30,6 +30,15 @@ INSTALLS: tuple[Callable[[sa.Engine], object], ...] = (
 )
 
 
+def _race(install: Callable[[sa.Engine], None], engines: list[sa.Engine]) -> None:
+    """``install`` run at once by one thread per engine."""
+    threads = [threading.Thread(target=install, args=(e,)) for e in engines]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+
 @pytest.mark.parametrize(
     "backend",
     ["sqlite", *(pytest.param(b, marks=getattr(pytest.mark, b)) for b in SERVER_BACKENDS)],
@@ -52,18 +61,49 @@ def test_racing_processes_create_the_lazy_tables_once(
         except Exception as exc:
             failures.append(exc)
 
-    threads = [threading.Thread(target=install, args=(e,)) for e in engines]
     try:
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        _race(install, engines)
         assert failures == []
         assert created.count(True) == 1  # one racer made openkeel_images (and seeds it)
         tables = set(sa.inspect(engines[0]).get_table_names())
         for metadata in (image_tables.metadata, identity_tables.metadata,
                          network_tables.metadata, volume_tables.metadata, fixed_ips.metadata):  # fmt: skip
             assert set(metadata.tables) <= tables
+    finally:
+        for engine in engines:
+            engine.dispose()
+
+
+@pytest.mark.parametrize(
+    "backend",
+    ["sqlite", *(pytest.param(b, marks=getattr(pytest.mark, b)) for b in SERVER_BACKENDS)],
+)
+def test_racing_processes_add_a_new_column_once(
+    backend: Backend, database_factory: DatabaseFactory
+) -> None:
+    """A volumes table made before ``migration_status`` existed gets the column from exactly
+    one of the racers; none fails."""
+    url = database_factory.url(backend, "lazy_columns")
+    engines = [make_engine(url) for _ in range(RACERS)]
+    older = sa.MetaData()
+    table = volume_tables.volumes_table
+    sa.Table(table.name, older, *(c._copy() for c in table.columns if c.name != "migration_status"))
+    older.create_all(engines[0])
+    start = threading.Barrier(RACERS)
+    failures: list[BaseException] = []
+
+    def install(engine: sa.Engine) -> None:
+        start.wait()
+        try:
+            volume_tables.install_tables(engine)
+        except Exception as exc:
+            failures.append(exc)
+
+    try:
+        _race(install, engines)
+        assert failures == []
+        columns = {c["name"] for c in sa.inspect(engines[0]).get_columns(table.name)}
+        assert "migration_status" in columns
     finally:
         for engine in engines:
             engine.dispose()
