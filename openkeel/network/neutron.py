@@ -14,6 +14,8 @@ neutron-server's ports for instances, with Nova 34.0.0's behaviour (decision 005
   is not ACTIVE is what compute waits for ``network-vif-plugged`` about
   (``sends_vif_plugged_events``).
 - Moves re-bind the ports to the new host (``bind_to_host``); shelve-offload unbinds them.
+- Nova's proxies (security groups and rules, floating IPs and pools) and the fixed/floating IP
+  actions: ``neutron_proxies.NeutronProxies`` (decision 0064).
 
 Every call is made as the ``[neutron]`` service user (an admin in Neutron); what a non-admin
 project may see is filtered here as Neutron would for its token.
@@ -31,11 +33,12 @@ from openkeel.network import errors, port_groups
 from openkeel.network.adapter import InstanceNetRef, NetworkAdapter, NetworkInfo, RequestedNetwork
 from openkeel.network.neutron_client import Doc, NeutronClient, NeutronFault, load_adapter
 from openkeel.network.neutron_model import UNBOUND_TYPES, vif
+from openkeel.network.neutron_proxies import NeutronProxies
 
 CREATED_TAG = "openkeel-created"
 
 
-class NeutronNetwork(NetworkAdapter):
+class NeutronNetwork(NeutronProxies, NetworkAdapter):
     """Ports of a real neutron-server for instances."""
 
     name = "neutron"
@@ -45,6 +48,7 @@ class NeutronNetwork(NetworkAdapter):
         self.client = client or NeutronClient(load_adapter(conf), conf.neutron.http_retries)
         self.zone = str(conf.default_availability_zone)
         self.ovs_bridge = str(conf.neutron.ovs_bridge)
+        self.default_pool = str(conf.neutron.default_floating_pool)
 
     def close(self) -> None:
         self.client.close()
@@ -413,40 +417,3 @@ def _port_doc(port: Doc) -> dict[str, Any]:
             "mac_address": port.get("mac_address"), "status": port.get("status"),
             "fixed_ips": port.get("fixed_ips") or [], "device_id": port.get("device_id"),
             "tag": None}  # fmt: skip
-
-
-def _not_built(name: str) -> Any:
-    """A proxy method of the adapter interface this adapter does not implement yet: a clear
-    501 instead of the interface's empty answers (decision 0056)."""
-
-    def refuse(self: NeutronNetwork, *args: Any, **kwargs: Any) -> Any:
-        raise errors.NetworkOperationNotSupported(
-            f"{name} is not implemented by the Neutron network adapter yet (Nova's proxies of "
-            "security groups, floating IPs and fixed IPs: decision 0056)"
-        )
-
-    refuse.__name__ = name
-    return refuse
-
-
-for _name in (
-    "list_security_groups",
-    "get_security_group",
-    "create_security_group",
-    "update_security_group",
-    "delete_security_group",
-    "get_security_group_rule",
-    "create_security_group_rule",
-    "delete_security_group_rule",
-    "list_floating_ip_pools",
-    "list_floating_ips",
-    "get_floating_ip",
-    "get_floating_ip_by_address",
-    "allocate_floating_ip",
-    "release_floating_ip",
-    "associate_floating_ip",
-    "disassociate_floating_ip",
-    "add_fixed_ip",
-    "remove_fixed_ip",
-):
-    setattr(NeutronNetwork, _name, _not_built(_name))

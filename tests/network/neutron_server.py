@@ -1,6 +1,7 @@
 """The real neutron-server of scripts/start-neutron.sh for the Neutron adapter tests: the
 configuration that reaches it, a skip (a failure under CI) when it is not running, and a
-project sandbox that removes what a test made.
+project sandbox that removes what a test made, and the ``outside`` of a module's project (an
+external network, the floating IP pool, routed from its ``private`` network).
 
 Host names pick what Neutron's ``test`` mechanism driver does (decision 0056): bound to OVS and
 left DOWN, bound and ACTIVE at once, or a failed binding.
@@ -26,6 +27,7 @@ KEYSTONE_URL = "http://127.0.0.1:5000/v3"
 HOST_DOWN = "host-ovs-no_filter"  # bound (ovs), the port stays DOWN: no vif-plugged ever
 HOST_ACTIVE = "host-ovs-filter-active"  # bound (ovs), ACTIVE at once
 HOST_FAIL = "host-fail"  # binding_failed
+POOL = f"public-{uuid.uuid4().hex[:8]}"  # the ``outside`` pool (unique: other runs have theirs)
 
 NEUTRON_OPTIONS: dict[str, object] = {
     "openkeel_network.backend": "neutron",
@@ -125,3 +127,42 @@ def sandbox(neutron_project: tuple[str, dict[str, Any]]) -> Iterator[Sandbox]:
     finally:
         box.cleanup()
         box.client.close()
+
+
+@dataclass(frozen=True)
+class Outside:
+    """An external network (the pool, owned by another project) with a router from the
+    module's ``private`` subnet to it, and a second, tiny pool with one address."""
+
+    public: dict[str, Any]
+    tiny: dict[str, Any]
+    router_id: str
+
+
+@pytest.fixture(scope="module")
+def outside(neutron_project: tuple[str, dict[str, Any]]) -> Iterator[Outside]:
+    project_id, private = neutron_project
+    infra = Sandbox(NeutronClient(load_adapter(neutron_conf())))  # the pools' owner
+    client = infra.client
+    http = client._adapter  # the admin session, for the router's own verbs
+    public = infra.network(POOL, cidr="172.24.40.0/24", **{"router:external": True})
+    tiny = infra.network(f"{POOL}-tiny", cidr=None, **{"router:external": True})
+    client.create("subnets", {"network_id": tiny["id"], "cidr": "172.24.41.0/29", "ip_version": 4,
+                              "project_id": infra.project_id,
+                              "allocation_pools": [{"start": "172.24.41.2", "end": "172.24.41.2"}]})  # fmt: skip
+    router = client.create("routers", {"name": "edge", "project_id": infra.project_id,
+                                       "external_gateway_info": {"network_id": public["id"]}})  # fmt: skip
+    # the router's leg on private is a port of the infra project: the sandbox's cleanup of
+    # the test project's ports leaves it alone
+    leg = infra.port(private["id"], fixed_ips=[{"ip_address": "10.20.0.1"}])
+    http.put(f"/v2.0/routers/{router['id']}/add_router_interface", json={"port_id": leg["id"]})
+    try:
+        yield Outside(public, tiny, router["id"])
+    finally:
+        for fip in client.list("floatingips", {"project_id": project_id}):
+            client.delete("floatingips", fip["id"])
+        http.put(f"/v2.0/routers/{router['id']}/remove_router_interface", json={"port_id": leg["id"]})  # fmt: skip
+        client.update("routers", router["id"], {"external_gateway_info": {}})
+        client.delete("routers", router["id"])
+        infra.cleanup()
+        client.close()
