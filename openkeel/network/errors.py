@@ -111,6 +111,11 @@ class NetworkAmbiguous(NetworkError):
         super().__init__("Multiple possible networks found, use a Network ID to be more specific.")
 
 
+class UnableToAutoAllocateNetwork(NetworkError):
+    def __init__(self, project_id: str) -> None:
+        super().__init__(f"Unable to automatically allocate a network for project {project_id}")
+
+
 class NetworkRequiresSubnet(NetworkError):
     def __init__(self, network_id: str) -> None:
         super().__init__(f"Network {network_id} requires a subnet in order to boot instances on.")

@@ -15,7 +15,8 @@ neutron-server's ports for instances, with Nova 34.0.0's behaviour (decision 005
   (``sends_vif_plugged_events``).
 - Moves re-bind the ports to the new host (``bind_to_host``); shelve-offload unbinds them.
 - Nova's proxies (security groups and rules, floating IPs and pools) and the fixed/floating IP
-  actions: ``neutron_proxies.NeutronProxies`` (decision 0064).
+  actions: ``neutron_proxies.NeutronProxies``; 2.37 ``auto`` with no network available: Neutron's
+  auto-allocated topology (dry run at the API, made in compute) (decision 0064).
 
 Every call is made as the ``[neutron]`` service user (an admin in Neutron); what a non-admin
 project may see is filtered here as Neutron would for its token.
@@ -64,14 +65,39 @@ class NeutronNetwork(NeutronProxies, NetworkAdapter):
             or network.get("project_id") == project_id
         )
 
-    def _available(self, project_id: str | None) -> list[Doc]:
+    def _available(self, project_id: str | None, auto: bool = False) -> list[Doc]:
         """The networks a boot without a request may use (Nova's _get_available_networks):
-        the project's own, then the shared ones; external ones never."""
+        the project's own (for ``auto`` only those up: an auto-allocated topology being built
+        is not), then the shared ones; external ones never."""
         own: list[Doc] = []
         if project_id is not None:
-            own = self.client.list("networks", {"project_id": project_id, "shared": False})
+            query: dict[str, bool | str] = {"project_id": project_id, "shared": False}
+            if auto:
+                query["admin_state_up"] = True
+            own = self.client.list("networks", query)
         shared = self.client.list("networks", {"shared": True})
         return [n for n in own + shared if not n.get("router:external")]
+
+    def _single_available(self, project_id: str | None, auto: bool, make: bool) -> list[Doc]:
+        """What a boot without a network (or with ``auto``) gets: the one available network;
+        none available and ``auto``: Neutron's auto-allocated topology, checked with a dry
+        run at the API (``project_id`` None: an admin's request, not checked), made (``make``)
+        for the server's project in compute (2.37, Nova's _auto_allocate_network)."""
+        available = self._available(project_id, auto)
+        if len(available) > 1:
+            raise errors.NetworkAmbiguous()
+        if available or not auto or project_id is None:
+            return available
+        try:
+            topology = self.client.auto_allocated_topology(project_id, dry_run=not make)
+        except NeutronFault as fault:  # 409: Neutron's requirements not met; 404: no plugin
+            raise errors.UnableToAutoAllocateNetwork(project_id) from fault
+        if not make:
+            return []
+        network = self._show("networks", str(topology["id"]))
+        if network is None:
+            raise errors.UnableToAutoAllocateNetwork(project_id)
+        return [network]
 
     def _show(self, collection: str, ident: str) -> Doc | None:
         """One resource, or None when Neutron does not have it."""
@@ -129,8 +155,7 @@ class NeutronNetwork(NeutronProxies, NetworkAdapter):
         if any(item.is_none for item in requested):
             return 0
         if not requested or any(item.is_auto for item in requested):
-            if len(self._available(project_id)) > 1:
-                raise errors.NetworkAmbiguous()
+            self._single_available(project_id, any(item.is_auto for item in requested), False)
             return 1
         needed = 0
         for item in requested:
@@ -295,9 +320,8 @@ class NeutronNetwork(NeutronProxies, NetworkAdapter):
         if any(item.is_none for item in requested):
             return []
         if not requested or any(item.is_auto for item in requested):
-            available = self._available(instance.project_id)
-            if len(available) > 1:
-                raise errors.NetworkAmbiguous()
+            auto = any(item.is_auto for item in requested)
+            available = self._single_available(instance.project_id, auto, True)
             return [(RequestedNetwork(network_id=n["id"]), n) for n in available]
         return [
             (item, None if item.port_id else self._network(str(item.network_id), None))

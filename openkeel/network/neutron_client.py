@@ -125,6 +125,13 @@ class NeutronClient:
         """Close the session's pooled connections."""
         self._adapter.session.session.close()
 
+    def auto_allocated_topology(self, project_id: str, dry_run: bool = False) -> Doc:
+        """Neutron's auto-allocated topology of the project (made on the first call), or only
+        the check that it could be made (``dry_run``); its 409 when Neutron cannot."""
+        path = f"auto-allocated-topology/{project_id}" + ("?fields=dry-run" if dry_run else "")
+        found: Doc = self._call("GET", path)["auto_allocated_topology"]
+        return found
+
     def quota(self, project_id: str) -> Doc:
         found: Doc = self._call("GET", f"quotas/{project_id}")["quota"]
         return found

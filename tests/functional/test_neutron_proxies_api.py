@@ -2,7 +2,8 @@
 (scripts/start-neutron.sh), through the compute API as a project's user: ``os-security-groups``
 and its rules, a server booted with groups by name, ``addSecurityGroup`` /
 ``removeSecurityGroup``, ``os-floating-ip-pools`` / ``os-floating-ips``, ``addFloatingIp`` /
-``removeFloatingIp`` and ``addFixedIp`` / ``removeFixedIp`` (decision 0064)."""
+``removeFloatingIp``, ``addFixedIp`` / ``removeFixedIp``, and 2.37's ``networks: auto`` with
+Neutron's auto-allocated topology (decision 0064)."""
 
 from __future__ import annotations
 
@@ -24,14 +25,17 @@ from tests.network.neutron_server import (
     HOST_ACTIVE,
     NEUTRON_OPTIONS,
     POOL,
+    AutoAllocation,
     Outside,
     Sandbox,
+    auto_allocation,
     neutron_project,
+    new_client,
     outside,
     sandbox,
 )
 
-__all__ = ["neutron_project", "outside", "sandbox"]
+__all__ = ["auto_allocation", "neutron_project", "outside", "sandbox"]
 
 
 @pytest.fixture
@@ -187,3 +191,33 @@ def test_fixed_ip_actions(cloud: Cloud, sandbox: Sandbox) -> None:
     _until(lambda: user.addresses(sid) == [first], "the fixed IP removed")
     _delete(user, sid)
     assert sandbox.ports() == []
+
+
+def test_auto_boots_on_the_auto_allocated_topology(
+    cloud: Cloud, auto_allocation: AutoAllocation
+) -> None:
+    project = uuid.uuid4().hex  # a project with no network of its own
+    box = Sandbox(new_client(), project)
+    user = User(cloud, box)
+    body = {"server": {"name": "vm", "imageRef": IMAGE, "flavorRef": "1", "networks": "auto"}}
+    try:
+        refused = user.call("POST", "/servers", body, version="2.37")
+        assert refused.status_code == 400
+        assert refused.json()["badRequest"]["message"] == (
+            f"Unable to automatically allocate a network for project {project}"
+        )
+        auto_allocation.require(box.client, True)
+        made = user.call("POST", "/servers", body, version="2.37")
+        assert made.status_code == 202, made.text
+        sid = made.json()["server"]["id"]
+        assert cloud.wait(sid)["status"] == "ACTIVE"
+        (network,) = box.client.list("networks", {"project_id": project})
+        server = user.call("GET", f"/servers/{sid}").json()["server"]
+        assert list(server["addresses"]) == [network["name"]]
+        _delete(user, sid)
+        assert box.ports() == [] or all(p["device_owner"].startswith("network:") for p in box.ports())  # fmt: skip
+    finally:
+        auto_allocation.require(box.client, False)
+        auto_allocation.forget(box.client, project)
+        box.cleanup()
+        box.client.close()

@@ -9,6 +9,7 @@ left DOWN, bound and ACTIVE at once, or a failed binding.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import uuid
 from collections.abc import Iterator
@@ -166,3 +167,61 @@ def outside(neutron_project: tuple[str, dict[str, Any]]) -> Iterator[Outside]:
         client.delete("routers", router["id"])
         infra.cleanup()
         client.close()
+
+
+def new_client() -> NeutronClient:
+    """An admin client of the test's own (close it: a client a module keeps open would make
+    connections during its tests, which the leak check counts against them)."""
+    return NeutronClient(load_adapter(neutron_conf()))
+
+
+@dataclass
+class AutoAllocation:
+    """Neutron's requirements for an auto-allocated topology: a default external network
+    (with a subnet) and a default IPv4 subnet pool, made by the module and removed with it;
+    ``forget`` removes a project's topology."""
+
+    owner: str = field(default_factory=lambda: uuid.uuid4().hex)
+    external: dict[str, Any] = field(default_factory=dict)
+    pool: dict[str, Any] = field(default_factory=dict)
+
+    def make(self, client: NeutronClient) -> None:
+        """The external network, not yet the default one, and the subnet pool."""
+        box = Sandbox(client, self.owner)
+        self.external = box.network(f"{POOL}-auto", cidr="172.24.60.0/24", **{"router:external": True})  # fmt: skip
+        self.pool = client.create("subnetpools", {
+            "name": f"{POOL}-auto", "prefixes": ["10.128.0.0/16"], "default_prefixlen": 26,
+            "is_default": True, "shared": True, "project_id": self.owner})  # fmt: skip
+
+    def require(self, client: NeutronClient, met: bool) -> None:
+        """Neutron's requirements met (the external network is the default one) or not."""
+        client.update("networks", self.external["id"], {"is_default": met})
+
+    @staticmethod
+    def forget(client: NeutronClient, project_id: str) -> None:
+        client._adapter.delete(f"/v2.0/auto-allocated-topology/{project_id}")
+
+    def remove(self, client: NeutronClient) -> None:
+        if self.pool:
+            client.delete("subnetpools", self.pool["id"])
+        Sandbox(client, self.owner).cleanup()
+
+
+@pytest.fixture(scope="module")
+def auto_allocation() -> Iterator[AutoAllocation]:
+    """The requirements, unmet until a test calls ``require(client, True)``. Fails when
+    another default external network or subnet pool is there (a run that did not clean up)."""
+    neutron_required()
+    made = AutoAllocation()
+    with contextlib.closing(new_client()) as client:
+        externals = client.list("networks", {"router:external": True})
+        assert not [n for n in externals if n.get("is_default")], "a default external network is left in Neutron"  # fmt: skip
+        assert not [p for p in client.list("subnetpools") if p.get("is_default")], "a default subnet pool is left in Neutron"  # fmt: skip
+        try:
+            made.make(client)
+        except BaseException:
+            made.remove(client)
+            raise
+    yield made
+    with contextlib.closing(new_client()) as client:
+        made.remove(client)
