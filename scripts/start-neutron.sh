@@ -11,7 +11,8 @@
 #      use it) with its own user; `neutron-db-manage upgrade heads`.
 #   3. neutron.conf + ml2_conf.ini under $DATA [/tmp/neutron-data]: ML2 with the flat, vlan and
 #      local type drivers (tenant networks: local, nothing to wire), port security, the router
-#      service plugin (floating IPs in the API; no L3 agent), no DHCP/L3/L2 agents, oslo.messaging's
+#      service plugin (floating IPs in the API; no L3 agent), the auto_allocate plugin (2.37's
+#      `networks: auto`: GET /v2.0/auto-allocated-topology/<project>), no DHCP/L3/L2 agents, oslo.messaging's
 #      in-process fake transport (nothing listens for agent casts). Mechanism driver: Neutron's
 #      own `test` driver (neutron.tests.unit...mechanism_test), the one ML2 driver it ships that
 #      binds ports without an agent or OVN: it binds by host name (host-ovs-no_filter: ovs,
@@ -111,7 +112,7 @@ debug = false
 api_paste_config = $DATA/api-paste.ini
 auth_strategy = keystone
 core_plugin = ml2
-service_plugins = router
+service_plugins = router,auto_allocate
 allow_overlapping_ips = true
 api_workers = 1
 rpc_workers = 0

@@ -6,7 +6,7 @@ these there, so they are ``Invalid`` (400) here; compute turns them into build f
 
 from __future__ import annotations
 
-from openkeel.domain.errors import Conflict, Invalid, NotFound, NotImplementedYet, OverQuota
+from openkeel.domain.errors import Conflict, Invalid, NotFound, OverQuota
 
 
 class NetworkError(Invalid):
@@ -111,6 +111,11 @@ class NetworkAmbiguous(NetworkError):
         super().__init__("Multiple possible networks found, use a Network ID to be more specific.")
 
 
+class UnableToAutoAllocateNetwork(NetworkError):
+    def __init__(self, project_id: str) -> None:
+        super().__init__(f"Unable to automatically allocate a network for project {project_id}")
+
+
 class NetworkRequiresSubnet(NetworkError):
     def __init__(self, network_id: str) -> None:
         super().__init__(f"Network {network_id} requires a subnet in order to boot instances on.")
@@ -133,10 +138,6 @@ class PortBindingFailed(NetworkError):
         super().__init__(
             f"Binding failed for port {port_id}, please check neutron logs for more information."
         )
-
-
-class NetworkOperationNotSupported(NotImplementedYet):
-    """What a network adapter does not do (yet)."""
 
 
 # --- the proxies (os-security-groups, os-floating-ips) and the fixed/floating IP actions -------
@@ -197,3 +198,15 @@ class NetworkNotFoundForInstance(NotFound):
 class FixedIpNotFoundForInstance(NotFound):
     def __init__(self, instance_uuid: str, address: str) -> None:
         super().__init__(f"Instance {instance_uuid} does not have fixed IP '{address}'.")
+
+
+def floating_ip_refused(kind: str, status: int, message: str) -> Exception | None:
+    """Nova's error for a floating IP Neutron would not create (``NeutronError.type``, status
+    and words), None for what Nova does not translate."""
+    if kind in ("IpAddressGenerationFailure", "ExternalIpAddressExhausted"):
+        return NoMoreFloatingIps(message)
+    if kind == "OverQuota":
+        return FloatingIpLimitExceeded(message)
+    if status == 400:
+        return FloatingIpBadRequest(message)
+    return None

@@ -9,7 +9,6 @@ Mixed into :class:`openkeel.network.flat.FlatNetwork`, which provides ``store``,
 
 from __future__ import annotations
 
-import ipaddress
 from typing import Any, NoReturn
 
 from openkeel.db.network_store import NetworkStore
@@ -23,7 +22,7 @@ from openkeel.network.adapter import (
 )
 from openkeel.network.embedded.faults import NetworkFault
 from openkeel.network.embedded.service import Caller, NetworkService, Row
-from openkeel.network.port_groups import nova_rule
+from openkeel.network.port_groups import neutron_rule, nova_rule
 
 _GROUP_REFUSALS = (400, 409)
 
@@ -35,21 +34,6 @@ def _caller(caller: Requester) -> Caller:
 def nova_group(service: NetworkService, group: Row) -> dict[str, Any]:
     """A Neutron group in Nova's form: its ingress rules only."""
     return port_groups.nova_group(group, service.rules_of(group["id"]))
-
-
-def _neutron_rule(rule: IngressRule) -> dict[str, Any]:
-    """Nova's rule as the Neutron rule it asks for (ethertype from the CIDR, -1: no port)."""
-    version = ipaddress.ip_network(rule.cidr, strict=False).version if rule.cidr else 4
-    body: dict[str, Any] = {
-        "security_group_id": rule.parent_group_id, "direction": "ingress",
-        "ethertype": "IPv6" if version == 6 else "IPv4", "protocol": rule.protocol,
-        "remote_ip_prefix": rule.cidr, "remote_group_id": rule.group_id,
-    }  # fmt: skip
-    if rule.from_port is not None and rule.from_port != -1:
-        body["port_range_min"] = rule.from_port
-    if rule.to_port is not None and rule.to_port != -1:
-        body["port_range_max"] = rule.to_port
-    return body
 
 
 class FlatProxies(NetworkAdapter):
@@ -119,7 +103,7 @@ class FlatProxies(NetworkAdapter):
 
     def create_security_group_rule(self, caller: Requester, rule: IngressRule) -> dict[str, Any]:
         try:
-            made = self.service.create_rule(_caller(caller), _neutron_rule(rule))
+            made = self.service.create_rule(_caller(caller), neutron_rule(rule))
         except NetworkFault as fault:
             if fault.status == 409:
                 raise errors.SecurityGroupLimitExceeded(fault.message) from fault
@@ -188,13 +172,10 @@ class FlatProxies(NetworkAdapter):
                 _caller(caller), {"floating_network_id": network["id"]}
             )
         except NetworkFault as fault:
-            if fault.kind in ("IpAddressGenerationFailure", "ExternalIpAddressExhausted"):
-                raise errors.NoMoreFloatingIps(fault.message) from fault
-            if fault.kind == "OverQuota":
-                raise errors.FloatingIpLimitExceeded(fault.message) from fault
-            if fault.status == 400:
-                raise errors.FloatingIpBadRequest(fault.message) from fault
-            raise
+            refused = errors.floating_ip_refused(fault.kind, fault.status, fault.message)
+            if refused is None:
+                raise
+            raise refused from fault
         return self._floating_doc(fip)
 
     def release_floating_ip(self, caller: Requester, address: str) -> None:

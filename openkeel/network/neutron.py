@@ -14,6 +14,9 @@ neutron-server's ports for instances, with Nova 34.0.0's behaviour (decision 005
   is not ACTIVE is what compute waits for ``network-vif-plugged`` about
   (``sends_vif_plugged_events``).
 - Moves re-bind the ports to the new host (``bind_to_host``); shelve-offload unbinds them.
+- Nova's proxies (security groups and rules, floating IPs and pools) and the fixed/floating IP
+  actions: ``neutron_proxies.NeutronProxies``; 2.37 ``auto`` with no network available: Neutron's
+  auto-allocated topology (dry run at the API, made in compute) (decision 0064).
 
 Every call is made as the ``[neutron]`` service user (an admin in Neutron); what a non-admin
 project may see is filtered here as Neutron would for its token.
@@ -31,11 +34,12 @@ from openkeel.network import errors, port_groups
 from openkeel.network.adapter import InstanceNetRef, NetworkAdapter, NetworkInfo, RequestedNetwork
 from openkeel.network.neutron_client import Doc, NeutronClient, NeutronFault, load_adapter
 from openkeel.network.neutron_model import UNBOUND_TYPES, vif
+from openkeel.network.neutron_proxies import NeutronProxies
 
 CREATED_TAG = "openkeel-created"
 
 
-class NeutronNetwork(NetworkAdapter):
+class NeutronNetwork(NeutronProxies, NetworkAdapter):
     """Ports of a real neutron-server for instances."""
 
     name = "neutron"
@@ -45,6 +49,7 @@ class NeutronNetwork(NetworkAdapter):
         self.client = client or NeutronClient(load_adapter(conf), conf.neutron.http_retries)
         self.zone = str(conf.default_availability_zone)
         self.ovs_bridge = str(conf.neutron.ovs_bridge)
+        self.default_pool = str(conf.neutron.default_floating_pool)
 
     def close(self) -> None:
         self.client.close()
@@ -60,14 +65,39 @@ class NeutronNetwork(NetworkAdapter):
             or network.get("project_id") == project_id
         )
 
-    def _available(self, project_id: str | None) -> list[Doc]:
+    def _available(self, project_id: str | None, auto: bool = False) -> list[Doc]:
         """The networks a boot without a request may use (Nova's _get_available_networks):
-        the project's own, then the shared ones; external ones never."""
+        the project's own (for ``auto`` only those up: an auto-allocated topology being built
+        is not), then the shared ones; external ones never."""
         own: list[Doc] = []
         if project_id is not None:
-            own = self.client.list("networks", {"project_id": project_id, "shared": False})
+            query: dict[str, bool | str] = {"project_id": project_id, "shared": False}
+            if auto:
+                query["admin_state_up"] = True
+            own = self.client.list("networks", query)
         shared = self.client.list("networks", {"shared": True})
         return [n for n in own + shared if not n.get("router:external")]
+
+    def _single_available(self, project_id: str | None, auto: bool, make: bool) -> list[Doc]:
+        """What a boot without a network (or with ``auto``) gets: the one available network;
+        none available and ``auto``: Neutron's auto-allocated topology, checked with a dry
+        run at the API (``project_id`` None: an admin's request, not checked), made (``make``)
+        for the server's project in compute (2.37, Nova's _auto_allocate_network)."""
+        available = self._available(project_id, auto)
+        if len(available) > 1:
+            raise errors.NetworkAmbiguous()
+        if available or not auto or project_id is None:
+            return available
+        try:
+            topology = self.client.auto_allocated_topology(project_id, dry_run=not make)
+        except NeutronFault as fault:  # 409: Neutron's requirements not met; 404: no plugin
+            raise errors.UnableToAutoAllocateNetwork(project_id) from fault
+        if not make:
+            return []
+        network = self._show("networks", str(topology["id"]))
+        if network is None:
+            raise errors.UnableToAutoAllocateNetwork(project_id)
+        return [network]
 
     def _show(self, collection: str, ident: str) -> Doc | None:
         """One resource, or None when Neutron does not have it."""
@@ -125,8 +155,7 @@ class NeutronNetwork(NetworkAdapter):
         if any(item.is_none for item in requested):
             return 0
         if not requested or any(item.is_auto for item in requested):
-            if len(self._available(project_id)) > 1:
-                raise errors.NetworkAmbiguous()
+            self._single_available(project_id, any(item.is_auto for item in requested), False)
             return 1
         needed = 0
         for item in requested:
@@ -291,9 +320,8 @@ class NeutronNetwork(NetworkAdapter):
         if any(item.is_none for item in requested):
             return []
         if not requested or any(item.is_auto for item in requested):
-            available = self._available(instance.project_id)
-            if len(available) > 1:
-                raise errors.NetworkAmbiguous()
+            auto = any(item.is_auto for item in requested)
+            available = self._single_available(instance.project_id, auto, True)
             return [(RequestedNetwork(network_id=n["id"]), n) for n in available]
         return [
             (item, None if item.port_id else self._network(str(item.network_id), None))
@@ -413,40 +441,3 @@ def _port_doc(port: Doc) -> dict[str, Any]:
             "mac_address": port.get("mac_address"), "status": port.get("status"),
             "fixed_ips": port.get("fixed_ips") or [], "device_id": port.get("device_id"),
             "tag": None}  # fmt: skip
-
-
-def _not_built(name: str) -> Any:
-    """A proxy method of the adapter interface this adapter does not implement yet: a clear
-    501 instead of the interface's empty answers (decision 0056)."""
-
-    def refuse(self: NeutronNetwork, *args: Any, **kwargs: Any) -> Any:
-        raise errors.NetworkOperationNotSupported(
-            f"{name} is not implemented by the Neutron network adapter yet (Nova's proxies of "
-            "security groups, floating IPs and fixed IPs: decision 0056)"
-        )
-
-    refuse.__name__ = name
-    return refuse
-
-
-for _name in (
-    "list_security_groups",
-    "get_security_group",
-    "create_security_group",
-    "update_security_group",
-    "delete_security_group",
-    "get_security_group_rule",
-    "create_security_group_rule",
-    "delete_security_group_rule",
-    "list_floating_ip_pools",
-    "list_floating_ips",
-    "get_floating_ip",
-    "get_floating_ip_by_address",
-    "allocate_floating_ip",
-    "release_floating_ip",
-    "associate_floating_ip",
-    "disassociate_floating_ip",
-    "add_fixed_ip",
-    "remove_fixed_ip",
-):
-    setattr(NeutronNetwork, _name, _not_built(_name))

@@ -77,16 +77,12 @@ class NeutronClient:
             raise NeutronUnavailable(f"Neutron not reachable: {exc}") from exc
         status = int(resp.status_code)
         resp.close()  # the body is read: the connection goes back to the pool
-        if status >= 500:
-            raise NeutronUnavailable(f"Neutron answered {status} to {method} {path}: {resp.text}")
         if status >= 400:
-            try:
-                error = resp.json().get("NeutronError") or {}
-            except ValueError:
-                error = {}
-            raise NeutronFault(
-                status, str(error.get("type", "")), str(error.get("message", resp.text))
-            )
+            failure = _failure(resp, status, f"{method} {path}")
+            # The response keeps its socket's file open: a traceback (a caller's kept
+            # exception) must not keep the response.
+            del resp
+            raise failure
         if status == 204 or not resp.content:
             return {}
         out: Doc = resp.json()
@@ -129,9 +125,27 @@ class NeutronClient:
         """Close the session's pooled connections."""
         self._adapter.session.session.close()
 
+    def auto_allocated_topology(self, project_id: str, dry_run: bool = False) -> Doc:
+        """Neutron's auto-allocated topology of the project (made on the first call), or only
+        the check that it could be made (``dry_run``); its 409 when Neutron cannot."""
+        path = f"auto-allocated-topology/{project_id}" + ("?fields=dry-run" if dry_run else "")
+        found: Doc = self._call("GET", path)["auto_allocated_topology"]
+        return found
+
     def quota(self, project_id: str) -> Doc:
         found: Doc = self._call("GET", f"quotas/{project_id}")["quota"]
         return found
+
+
+def _failure(resp: Any, status: int, request: str) -> Exception:
+    """What Neutron's error answer means: unavailable (5xx), else its refusal."""
+    if status >= 500:
+        return NeutronUnavailable(f"Neutron answered {status} to {request}: {resp.text}")
+    try:
+        error = resp.json().get("NeutronError") or {}
+    except ValueError:
+        error = {}
+    return NeutronFault(status, str(error.get("type", "")), str(error.get("message", resp.text)))
 
 
 def _plural(collection: str) -> str:

@@ -1,15 +1,18 @@
 """A server's security groups are its ports' groups (Nova over Neutron): the checks and the
 new group lists of ``addSecurityGroup`` / ``removeSecurityGroup``, and Nova's view of a group.
 
-Shared by the flat and the Neutron adapters, which each read and write ports their own way.
+Shared by the flat and the Neutron adapters, which each read and write ports their own way;
+also the Neutron rule Nova asks for when it adds a rule (``neutron_rule``).
 """
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from openkeel.network import errors
+from openkeel.network.adapter import IngressRule
 
 Port = Mapping[str, Any]
 # (port id, the port's new security group ids)
@@ -82,3 +85,18 @@ def nova_rule(rule: Port) -> dict[str, Any]:
     return {"id": rule["id"], "parent_group_id": rule["security_group_id"], "protocol": protocol,
             "from_port": low, "to_port": high, "group_id": rule.get("remote_group_id"),
             "cidr": rule.get("remote_ip_prefix") or "0.0.0.0/0"}  # fmt: skip
+
+
+def neutron_rule(rule: IngressRule) -> dict[str, Any]:
+    """Nova's rule as the Neutron rule it asks for (ethertype from the CIDR, -1: no port)."""
+    version = ipaddress.ip_network(rule.cidr, strict=False).version if rule.cidr else 4
+    body: dict[str, Any] = {
+        "security_group_id": rule.parent_group_id, "direction": "ingress",
+        "ethertype": "IPv6" if version == 6 else "IPv4", "protocol": rule.protocol,
+        "remote_ip_prefix": rule.cidr, "remote_group_id": rule.group_id,
+    }  # fmt: skip
+    if rule.from_port is not None and rule.from_port != -1:
+        body["port_range_min"] = rule.from_port
+    if rule.to_port is not None and rule.to_port != -1:
+        body["port_range_max"] = rule.to_port
+    return body

@@ -1,6 +1,7 @@
 """The real neutron-server of scripts/start-neutron.sh for the Neutron adapter tests: the
 configuration that reaches it, a skip (a failure under CI) when it is not running, and a
-project sandbox that removes what a test made.
+project sandbox that removes what a test made, and the ``outside`` of a module's project (an
+external network, the floating IP pool, routed from its ``private`` network).
 
 Host names pick what Neutron's ``test`` mechanism driver does (decision 0056): bound to OVS and
 left DOWN, bound and ACTIVE at once, or a failed binding.
@@ -8,6 +9,7 @@ left DOWN, bound and ACTIVE at once, or a failed binding.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import uuid
 from collections.abc import Iterator
@@ -26,6 +28,7 @@ KEYSTONE_URL = "http://127.0.0.1:5000/v3"
 HOST_DOWN = "host-ovs-no_filter"  # bound (ovs), the port stays DOWN: no vif-plugged ever
 HOST_ACTIVE = "host-ovs-filter-active"  # bound (ovs), ACTIVE at once
 HOST_FAIL = "host-fail"  # binding_failed
+POOL = f"public-{uuid.uuid4().hex[:8]}"  # the ``outside`` pool (unique: other runs have theirs)
 
 NEUTRON_OPTIONS: dict[str, object] = {
     "openkeel_network.backend": "neutron",
@@ -125,3 +128,100 @@ def sandbox(neutron_project: tuple[str, dict[str, Any]]) -> Iterator[Sandbox]:
     finally:
         box.cleanup()
         box.client.close()
+
+
+@dataclass(frozen=True)
+class Outside:
+    """An external network (the pool, owned by another project) with a router from the
+    module's ``private`` subnet to it, and a second, tiny pool with one address."""
+
+    public: dict[str, Any]
+    tiny: dict[str, Any]
+    router_id: str
+
+
+@pytest.fixture(scope="module")
+def outside(neutron_project: tuple[str, dict[str, Any]]) -> Iterator[Outside]:
+    project_id, private = neutron_project
+    infra = Sandbox(NeutronClient(load_adapter(neutron_conf())))  # the pools' owner
+    client = infra.client
+    http = client._adapter  # the admin session, for the router's own verbs
+    public = infra.network(POOL, cidr="172.24.40.0/24", **{"router:external": True})
+    tiny = infra.network(f"{POOL}-tiny", cidr=None, **{"router:external": True})
+    client.create("subnets", {"network_id": tiny["id"], "cidr": "172.24.41.0/29", "ip_version": 4,
+                              "project_id": infra.project_id,
+                              "allocation_pools": [{"start": "172.24.41.2", "end": "172.24.41.2"}]})  # fmt: skip
+    router = client.create("routers", {"name": "edge", "project_id": infra.project_id,
+                                       "external_gateway_info": {"network_id": public["id"]}})  # fmt: skip
+    # the router's leg on private is a port of the infra project: the sandbox's cleanup of
+    # the test project's ports leaves it alone
+    leg = infra.port(private["id"], fixed_ips=[{"ip_address": "10.20.0.1"}])
+    http.put(f"/v2.0/routers/{router['id']}/add_router_interface", json={"port_id": leg["id"]})
+    try:
+        yield Outside(public, tiny, router["id"])
+    finally:
+        for fip in client.list("floatingips", {"project_id": project_id}):
+            client.delete("floatingips", fip["id"])
+        http.put(f"/v2.0/routers/{router['id']}/remove_router_interface", json={"port_id": leg["id"]})  # fmt: skip
+        client.update("routers", router["id"], {"external_gateway_info": {}})
+        client.delete("routers", router["id"])
+        infra.cleanup()
+        client.close()
+
+
+def new_client() -> NeutronClient:
+    """An admin client of the test's own (close it: a client a module keeps open would make
+    connections during its tests, which the leak check counts against them)."""
+    return NeutronClient(load_adapter(neutron_conf()))
+
+
+@dataclass
+class AutoAllocation:
+    """Neutron's requirements for an auto-allocated topology: a default external network
+    (with a subnet) and a default IPv4 subnet pool, made by the module and removed with it;
+    ``forget`` removes a project's topology."""
+
+    owner: str = field(default_factory=lambda: uuid.uuid4().hex)
+    external: dict[str, Any] = field(default_factory=dict)
+    pool: dict[str, Any] = field(default_factory=dict)
+
+    def make(self, client: NeutronClient) -> None:
+        """The external network, not yet the default one, and the subnet pool."""
+        box = Sandbox(client, self.owner)
+        self.external = box.network(f"{POOL}-auto", cidr="172.24.60.0/24", **{"router:external": True})  # fmt: skip
+        self.pool = client.create("subnetpools", {
+            "name": f"{POOL}-auto", "prefixes": ["10.128.0.0/16"], "default_prefixlen": 26,
+            "is_default": True, "shared": True, "project_id": self.owner})  # fmt: skip
+
+    def require(self, client: NeutronClient, met: bool) -> None:
+        """Neutron's requirements met (the external network is the default one) or not."""
+        client.update("networks", self.external["id"], {"is_default": met})
+
+    @staticmethod
+    def forget(client: NeutronClient, project_id: str) -> None:
+        client._adapter.delete(f"/v2.0/auto-allocated-topology/{project_id}")
+
+    def remove(self, client: NeutronClient) -> None:
+        if self.pool:
+            client.delete("subnetpools", self.pool["id"])
+        Sandbox(client, self.owner).cleanup()
+
+
+@pytest.fixture(scope="module")
+def auto_allocation() -> Iterator[AutoAllocation]:
+    """The requirements, unmet until a test calls ``require(client, True)``. Fails when
+    another default external network or subnet pool is there (a run that did not clean up)."""
+    neutron_required()
+    made = AutoAllocation()
+    with contextlib.closing(new_client()) as client:
+        externals = client.list("networks", {"router:external": True})
+        assert not [n for n in externals if n.get("is_default")], "a default external network is left in Neutron"  # fmt: skip
+        assert not [p for p in client.list("subnetpools") if p.get("is_default")], "a default subnet pool is left in Neutron"  # fmt: skip
+        try:
+            made.make(client)
+        except BaseException:
+            made.remove(client)
+            raise
+    yield made
+    with contextlib.closing(new_client()) as client:
+        made.remove(client)

@@ -224,12 +224,3 @@ def test_a_port_takes_the_addresses_the_guest_has(sandbox: Sandbox, net: Neutron
         net.set_port_addresses(port["id"], ["10.99.0.1"])
     with pytest.raises(errors.PortNotFound):
         net.set_port_addresses(str(uuid.uuid4()), ["10.20.0.78"])
-
-
-def test_the_proxies_not_built_on_neutron_answer_501() -> None:
-    from openkeel.network.adapter import Requester
-
-    adapter = NeutronNetwork.__new__(NeutronNetwork)  # no Neutron needed: nothing is called
-    with pytest.raises(errors.NetworkOperationNotSupported, match="list_floating_ips is not"):
-        adapter.list_floating_ips(Requester("p", False))
-    assert errors.NetworkOperationNotSupported("x").code == 501
