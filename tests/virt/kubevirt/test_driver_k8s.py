@@ -311,7 +311,7 @@ def test_image_cache_pass_removes_what_deleted_images_kept(
         return image_id == deleted
 
     assert driver.manage_image_cache(gone) == [deleted]
-    assert sorted(set(asked)) == sorted([kept, deleted])
+    assert {kept, deleted} <= set(asked)  # (other tests keep images in the namespace too)
     for res in (k.DATA_VOLUMES, k.DATA_SOURCES):
         assert kube.client.get_or_none(res, f"image-{deleted}", images_ns) is None
         assert kube.client.get(res, f"image-{kept}", images_ns)
