@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The whole check: install into .venv, lint, type-check, start the peers the tests need
-# (a real Keystone, a real neutron-server), run every test. CI runs exactly this (.ci/run). Set
-# CI=1 to turn the "server not reachable" skips of the PostgreSQL / MariaDB / Keystone / Neutron
-# tests into failures.
+# (a real Keystone, a real neutron-server, a real Cinder), run every test. CI runs exactly this
+# (.ci/run). Set CI=1 to turn the "server not reachable" skips of the PostgreSQL / MariaDB /
+# Keystone / Neutron / Cinder tests into failures.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -21,6 +21,7 @@ if [ -n "${CI:-}" ] || [ -n "${OPENKEEL_START_KEYSTONE:-}" ]; then
     echo "== services"; bash scripts/ensure-services.sh
     echo "== keystone"; bash scripts/start-keystone.sh
     echo "== neutron"; bash scripts/start-neutron.sh
+    echo "== cinder"; bash scripts/start-cinder.sh
 fi
 if [ -n "${CI:-}" ] || [ -n "${OPENKEEL_START_KUBE:-}" ]; then
     echo "== kube-apiserver"; bash scripts/start-kube-apiserver.sh

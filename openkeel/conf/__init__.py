@@ -13,6 +13,7 @@ from oslo_policy import opts as policy_opts
 
 from openkeel.conf import (
     api,
+    cinder,
     compute,
     conductor,
     consoles,
@@ -48,6 +49,7 @@ def make_config(
     for module in (
         default,
         api,
+        cinder,
         compute,
         conductor,
         consoles,

@@ -7,11 +7,12 @@ neutron``) and by compute's build, which waits for ``network-vif-plugged``.
 
 from __future__ import annotations
 
-import copy
 import functools
 
 from keystoneauth1 import loading as ks_loading
 from oslo_config import cfg
+
+from openkeel.conf.keystoneauth import session_and_auth_opts
 
 GROUP = "neutron"
 
@@ -38,18 +39,9 @@ OPTS = [
 
 @functools.cache
 def _keystoneauth_opts() -> list[cfg.Opt]:
-    """keystoneauth1's session, auth (with the password plugin's options, none required: only
-    a Neutron backend needs them) and adapter options; made once: keystoneauth1 finds its
-    plugins through entry points."""
-    password = []
-    for opt in ks_loading.get_auth_plugin_conf_options("password"):
-        opt = copy.copy(opt)
-        opt.required = False
-        password.append(opt)
+    """keystoneauth1's session, auth and adapter options; made once (entry points)."""
     return [
-        *ks_loading.get_session_conf_options(),
-        *ks_loading.get_auth_common_conf_options(),
-        *password,
+        *session_and_auth_opts(),
         *ks_loading.get_adapter_conf_options(include_deprecated=False),
     ]
 

@@ -19,6 +19,7 @@ from keystoneauth1 import exceptions as ksa_exceptions
 from keystoneauth1 import loading as ks_loading
 from oslo_config import cfg
 
+from openkeel.conf.keystoneauth import load_auth
 from openkeel.conf.neutron import GROUP
 from openkeel.domain.errors import ServiceUnavailable
 
@@ -42,17 +43,7 @@ class NeutronFault(Exception):
 
 def load_adapter(conf: cfg.ConfigOpts) -> ksa_adapter.Adapter:
     """A keystoneauth1 adapter for the network service from ``[neutron]``."""
-    group = conf[GROUP]
-    auth = None
-    if group.auth_type:
-        loader: Any = ks_loading.get_plugin_loader(group.auth_type)
-        values = {}
-        for opt in loader.get_options():
-            try:
-                values[opt.dest] = getattr(group, opt.dest)
-            except cfg.NoSuchOptError:
-                continue
-        auth = loader.load_from_options(**{k: v for k, v in values.items() if v is not None})
+    auth = load_auth(conf, GROUP)
     session = ks_loading.load_session_from_conf_options(conf, GROUP, auth=auth)
     adapter: ksa_adapter.Adapter = ks_loading.load_adapter_from_conf_options(
         conf, GROUP, session=session, auth=auth

@@ -2,7 +2,8 @@
 Cinder, in Nova's ``nova.volume.cinder.API`` terms, trimmed to what OpenKeel uses.
 
 Implementations: :class:`openkeel.volume.embedded.adapter.EmbeddedVolumes` (the all-in-one's
-volume service in process). Every call acts for the user in ``VolumeContext``; errors are
+volume service in process) and :class:`openkeel.volume.cinder.CinderVolumes` (a real Cinder's
+v3 REST API). Every call acts for the user in ``VolumeContext``; errors are
 :mod:`openkeel.volume.errors`.
 """
 
@@ -15,11 +16,14 @@ from typing import Any, Protocol
 
 @dataclass(frozen=True)
 class VolumeContext:
-    """Who Cinder is asked for (the user's project and roles)."""
+    """Who Cinder is asked for (the user's project and roles; the user's token, which a real
+    Cinder is called with, as Nova does; without one, an admin context uses ``[cinder]``'s
+    service user)."""
 
     project_id: str | None
     user_id: str | None = None
     is_admin: bool = False
+    auth_token: str | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,9 @@
-"""Pick the volume adapter (called by the compute API's use cases and the compute hosts).
+"""Pick the volume adapter from ``[openkeel_volume] backend`` (called by the compute API's use
+cases and the compute hosts).
 
-Today the embedded volume service on the API database; made once per (configuration, API
-database) and kept on the engine, as the network adapter is.
+``embedded``: the all-in-one's volume service on the API database; ``cinder``: a real Cinder
+found with ``[cinder]``. Made once per (configuration, API database) and kept on the engine, as
+the network adapter is.
 """
 
 from __future__ import annotations
@@ -18,14 +20,20 @@ _LOCK = threading.Lock()
 
 
 def get_volume_adapter(conf: cfg.ConfigOpts, api_db: sa.Engine) -> VolumeAdapter:
-    """The embedded volume service's adapter, with its data under ``state_path``."""
-    from openkeel.volume.embedded.adapter import EmbeddedVolumes
-
+    """``embedded`` -> the embedded volume service, its data under ``state_path``;
+    ``cinder`` -> the Cinder ``[cinder]`` locates."""
     with _LOCK:
         made = getattr(api_db, _ATTRIBUTE, None)
         if made is not None and made[0] is conf:
             adapter: VolumeAdapter = made[1]
             return adapter
-        adapter = EmbeddedVolumes(api_db, conf.state_path)
+        if conf.openkeel_volume.backend == "cinder":
+            from openkeel.volume.cinder import CinderVolumes
+
+            adapter = CinderVolumes(conf)
+        else:
+            from openkeel.volume.embedded.adapter import EmbeddedVolumes
+
+            adapter = EmbeddedVolumes(api_db, conf.state_path)
         setattr(api_db, _ATTRIBUTE, (conf, adapter))
     return adapter

@@ -58,7 +58,7 @@ class ServerVolumes:
         self._context = context
         self._volumes = get_volume_adapter(services.conf, services.api_db)
         self._volume_context = VolumeContext(context.project_id, context.user_id,
-                                             context.is_admin)  # fmt: skip
+                                             context.is_admin, context.auth_token)  # fmt: skip
 
     def _server(self, server_id: str, rule: str) -> FoundServer:
         found = find_server(self._services, self._context, server_id)

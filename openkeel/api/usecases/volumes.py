@@ -16,7 +16,8 @@ class VolumeProxy:
     def __init__(self, services: ApiServices, context: RequestContext) -> None:
         self._context = context
         self._volumes = get_volume_adapter(services.conf, services.api_db)
-        self._as = VolumeContext(context.project_id, context.user_id, context.is_admin)
+        self._as = VolumeContext(context.project_id, context.user_id, context.is_admin,
+                                 auth_token=context.auth_token)  # fmt: skip
 
     def _can(self, rule: str) -> None:
         self._context.can(POLICY % rule, {"project_id": self._context.project_id})

@@ -29,7 +29,8 @@ LOG = logging.getLogger(__name__)
 
 
 def volume_context(context: CallContext) -> VolumeContext:
-    return VolumeContext(context.project_id, context.user_id, "admin" in context.roles)
+    return VolumeContext(context.project_id, context.user_id, "admin" in context.roles,
+                         auth_token=context.auth_token)  # fmt: skip
 
 
 def connector(host: ComputeHost) -> dict[str, object]:
