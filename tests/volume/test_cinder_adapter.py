@@ -12,6 +12,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import httpx
 import pytest
@@ -21,7 +22,7 @@ from keystoneauth1.identity import v3
 
 from openkeel.conf import make_config
 from openkeel.domain.errors import Invalid, NotFound, OverQuota
-from openkeel.volume.adapter import NewVolume, VolumeContext, VolumeInfo
+from openkeel.volume.adapter import NewVolume, SnapshotInfo, VolumeContext, VolumeInfo
 from openkeel.volume.cinder import CinderUnavailable, CinderVolumes
 from openkeel.volume.embedded.adapter import EmbeddedVolumes
 from openkeel.volume.errors import (
@@ -123,9 +124,10 @@ class Cinder:
             _gone(lambda c=context, vid=volume_id: self.adapter.get(c, vid))
 
 
-def _until(
-    read: Callable[[], VolumeInfo], done: Callable[[VolumeInfo], bool], what: str
-) -> VolumeInfo:
+Polled = TypeVar("Polled", VolumeInfo, SnapshotInfo)
+
+
+def _until(read: Callable[[], Polled], done: Callable[[Polled], bool], what: str) -> Polled:
     deadline = time.monotonic() + 60
     while True:
         found = read()
@@ -309,7 +311,7 @@ def test_snapshots_and_a_volume_from_one(cinder: Cinder) -> None:
     made = cinder.volume(size=2)
     snap = cinder.adapter.create_snapshot(cinder.demo, made.id, "s1", "first", False)
     assert (snap.volume_id, snap.size, snap.name, snap.description) == (made.id, 2, "s1", "first")
-    snap = _until(lambda: cinder.adapter.get_snapshot(cinder.demo, snap.id),  # type: ignore[arg-type,return-value]
+    snap = _until(lambda: cinder.adapter.get_snapshot(cinder.demo, snap.id),
                   lambda s: s.status == "available", "snapshot available")  # fmt: skip
     assert snap.id in {s.id for s in cinder.adapter.list_snapshots(cinder.demo)}
     assert snap.id not in {s.id for s in cinder.adapter.list_snapshots(cinder.other)}

@@ -1,0 +1,127 @@
+"""A cloud on the cinder backend (``[openkeel_volume] backend = cinder``) against the real
+Cinder of scripts/start-cinder.sh: a server attaches and detaches a Cinder volume through
+``/servers/{id}/os-volume_attachments`` (the API reserves, compute updates and completes the
+attachment in Cinder, the fake driver plugs it), Cinder's refusals answer Nova's 4xx, and a
+server's delete removes its attachments and its ``delete_on_termination`` volumes in Cinder.
+The requests carry the Cinder user's real Keystone token (noauth takes it as the user's name,
+the project from ``X-Auth-Project-Id``), so Cinder is called with the user's token and the
+service token, as Nova calls it."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from openkeel.clients.placement_embedded import EmbeddedPlacement
+from openkeel.volume.adapter import VolumeContext
+from openkeel.volume.cinder import CinderVolumes
+from openkeel.volume.errors import VolumeNotFound
+from openkeel.volume.factory import get_volume_adapter
+from tests.conftest import make_services
+from tests.functional.conftest import IMAGE, Cloud, start_cloud, stop_cloud
+from tests.volume.test_cinder_adapter import CINDER_OPTIONS, Cinder, cinder, users
+
+__all__ = ["cinder", "users"]
+
+
+@pytest.fixture(scope="module")
+def placement(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedPlacement]:
+    """This module's embedded Placement (one may run per process: ended with the module)."""
+    embedded = EmbeddedPlacement(tmp_path_factory.mktemp("placement")).start()
+    yield embedded
+    embedded.stop()
+
+
+@pytest.fixture
+def cinder_cloud(tmp_path: Path, placement: EmbeddedPlacement, cinder: Cinder) -> Iterator[Cloud]:
+    built = start_cloud(make_services(tmp_path, **CINDER_OPTIONS), placement,
+                        f"inproc://cinder-{uuid.uuid4().hex[:8]}")  # fmt: skip
+    built.add_compute()
+    yield built
+    adapter = get_volume_adapter(built.services.conf, built.services.api_db)
+    assert isinstance(adapter, CinderVolumes)
+    adapter.close()
+    stop_cloud(built)
+
+
+def _until(check: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + 60
+    while not check():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.1)  # the compute host's cast and Cinder's volume service are asynchronous
+
+
+def _as(user: VolumeContext) -> dict[str, Any]:
+    """The request options that make the API's context ``user``'s, token included."""
+    return {"token": user.auth_token, "headers": {"X-Auth-Project-Id": str(user.project_id)}}
+
+
+def _boot(cloud: Cloud, user: VolumeContext, name: str) -> str:
+    body = {"server": {"name": name, "imageRef": IMAGE, "flavorRef": "1", "networks": "none"}}
+    resp = cloud.api.post("/v2.1/servers", body, version="2.37", **_as(user))
+    assert resp.status_code == 202, resp.text
+    sid = str(resp.json()["server"]["id"])
+    assert cloud.wait(sid)["status"] == "ACTIVE"
+    return sid
+
+
+def _attach(cloud: Cloud, user: VolumeContext, sid: str, volume_id: str, **extra: Any) -> Any:
+    body = {"volumeAttachment": {"volumeId": volume_id, **extra}}
+    return cloud.api.post(f"/v2.1/servers/{sid}/os-volume_attachments", body, version="2.79",
+                          **_as(user))  # fmt: skip
+
+
+def _guest_volumes(cloud: Cloud, sid: str) -> set[str]:
+    (service,) = cloud.computes.values()
+    return set(service.host.driver._guest(sid).volumes)  # type: ignore[attr-defined]
+
+
+def test_attach_detach_and_delete_through_cinder(cinder_cloud: Cloud, cinder: Cinder) -> None:
+    cloud, demo = cinder_cloud, cinder.demo
+    sid, other = _boot(cloud, demo, "cinder-1"), _boot(cloud, demo, "cinder-2")
+
+    def status(volume_id: str) -> str:
+        return cinder.adapter.get(demo, volume_id).status
+
+    unknown = _attach(cloud, demo, sid, str(uuid.uuid4()))
+    assert unknown.status_code == 404, unknown.text
+
+    data = cinder.volume(name="data").id
+    resp = _attach(cloud, demo, sid, data, tag="data")
+    assert resp.status_code == 200, resp.text
+    assert resp.json()["volumeAttachment"]["device"] == "/dev/vdb"
+    _until(lambda: status(data) == "in-use", "the volume in use in Cinder")
+    assert _guest_volumes(cloud, sid) == {data}
+    (attached,) = cinder.adapter.get(cinder.demo, data).attachments
+    assert (attached.server_id, attached.device) == (sid, "/dev/vdb")
+    # in use and not multiattach: another server is refused (Cinder's 400, Nova's 400)
+    elsewhere = _attach(cloud, demo, other, data)
+    assert elsewhere.status_code == 400, elsewhere.text
+    assert "Invalid input received" in elsewhere.json()["badRequest"]["message"]
+
+    detached = cloud.api.delete(f"/v2.1/servers/{sid}/os-volume_attachments/{data}", **_as(demo))
+    assert detached.status_code == 202
+    _until(lambda: status(data) == "available", "the volume available again in Cinder")
+    _until(lambda: _guest_volumes(cloud, sid) == set(), "the guest to lose the volume")
+
+    # a server's delete: the attachment goes, the delete_on_termination volume too
+    doomed = cinder.volume(name="doomed").id
+    assert _attach(cloud, demo, other, doomed, delete_on_termination=True).status_code == 200
+    assert _attach(cloud, demo, other, data).status_code == 200
+    _until(lambda: status(doomed) == "in-use" and status(data) == "in-use", "both in use")
+    assert cloud.api.delete(f"/v2.1/servers/{other}", **_as(demo)).status_code == 204
+    cloud.wait(other, gone=True)
+    _until(lambda: status(data) == "available", "the kept volume detached")
+
+    def deleted() -> bool:
+        try:
+            return status(doomed) == "deleting"
+        except VolumeNotFound:  # gone already
+            return True
+
+    _until(deleted, "the delete_on_termination volume deleted")
