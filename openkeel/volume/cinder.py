@@ -91,6 +91,8 @@ def _volume(doc: Doc) -> VolumeInfo:
         description=doc.get("description"), created_at=doc.get("created_at"),
         volume_type=doc.get("volume_type"), snapshot_id=doc.get("snapshot_id"),
         metadata=dict(doc.get("metadata") or {}),
+        # an admin-only attribute of Cinder's volume view: None for a user's token
+        migration_status=doc.get("os-vol-mig-status-attr:migstat"),
     )  # fmt: skip
 
 
@@ -279,6 +281,18 @@ class CinderVolumes:
 
     def roll_detaching(self, context: VolumeContext, volume_id: str) -> None:
         self._action(context, volume_id, "os-roll_detaching")
+
+    def migrate_volume_completion(
+        self, context: VolumeContext, old_volume_id: str, new_volume_id: str, error: bool
+    ) -> str:
+        # Cinder's os-migrate_volume_completion is admin-only: Nova makes it as its [cinder]
+        # user whatever the context (cinderclient(context, admin=True)).
+        as_service = VolumeContext(context.project_id, context.user_id, is_admin=True)
+        done = self._call(as_service, "POST", f"/volumes/{old_volume_id}/action",
+                          errors.VolumeNotFound(old_volume_id),
+                          {"os-migrate_volume_completion": {"new_volume": new_volume_id,
+                                                            "error": error}})  # fmt: skip
+        return str(done["save_volume_id"])
 
     # -- attachments (3.44)
 
