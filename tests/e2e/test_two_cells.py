@@ -6,12 +6,15 @@ The databases are made and mapped with ``openkeel manage`` in Nova's order (``ap
 ``cell_v2 map_cell0``, ``cell_v2 create_cell``, ``db sync``), each compute host registers in
 the cell of its ``[database] connection`` and ``cell_v2 discover_hosts`` / ``list_hosts`` show
 both. Servers booted in one request land in both cells; they are listed sorted and paged
-across the cells through either API process, shown and deleted. Skipped without RabbitMQ or
-PostgreSQL (failing under ``CI``).
+across the cells through either API process, shown and deleted. With cell2's database
+refusing connections, lists leave its servers out before 2.69 and show them as UNKNOWN from 2.69
+(Nova's ``list_records_by_skipping_down_cells``). Skipped without RabbitMQ or PostgreSQL
+(failing under ``CI``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 import time
@@ -46,6 +49,7 @@ class TwoCells:
     api_db: str
     cell_of_host: dict[str, str]  # compute host -> cell name
     control: Path  # the configuration of the control node (scheduler, conductor, manage)
+    cell_dbs: dict[str, str]  # cell name -> database URL
 
 
 def _manage(conf: Path, *args: str) -> str:
@@ -122,7 +126,11 @@ def two_cells(tmp_path: Path, database_factory: DatabaseFactory) -> Iterator[Two
                 process.wait_ready("OpenKeel compute running")
         api_db = _database_of(confs["control"], "api_database")
         hosts = {"tc-host-1": "cell1", "tc-host-2": "cell2"}
-        yield TwoCells(apis, api_db, hosts, confs["control"])
+        cell_dbs = {
+            "cell1": _database_of(confs["compute-1"], "database"),
+            "cell2": _database_of(confs["compute-2"], "database"),
+        }
+        yield TwoCells(apis, api_db, hosts, confs["control"], cell_dbs)
     finally:
         for process in processes:
             process.stop()
@@ -160,6 +168,45 @@ def _cells_of(api_db: str, servers: list[str]) -> dict[str, str]:
         }
     engine.dispose()
     return found
+
+
+@contextlib.contextmanager
+def _cell_down(url: str) -> Iterator[None]:
+    """The cell's database refuses every connection (its open ones cut) until the block ends."""
+    name = sa.engine.make_url(url).database
+    admin = sa.create_engine(
+        sa.engine.make_url(url).set(database="postgres"),
+        isolation_level="AUTOCOMMIT", poolclass=sa.pool.NullPool,
+    )  # fmt: skip
+    terminate = sa.text(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+        " WHERE datname = :name AND pid <> pg_backend_pid()"
+    )
+    try:
+        with admin.connect() as conn:
+            conn.execute(sa.text(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS false'))
+            conn.execute(terminate, {"name": name})
+        yield
+    finally:
+        with admin.connect() as conn:
+            conn.execute(sa.text(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS true'))
+        admin.dispose()
+
+
+def _check_cell_down(api: httpx.Client, ids: list[str], in_down_cell: set[str]) -> None:
+    """As Nova with ``list_records_by_skipping_down_cells``: before 2.69 the down cell's
+    servers are left out of lists; from 2.69 they are listed and shown as UNKNOWN."""
+    listed = api.get("/v2.1/servers/detail").json()["servers"]
+    assert {s["id"] for s in listed} == set(ids) - in_down_cell
+    assert {s["status"] for s in listed} == {"ACTIVE"}
+    v269 = {"OpenStack-API-Version": "compute 2.69"}
+    partial = api.get("/v2.1/servers/detail", headers=v269).json()["servers"]
+    assert {s["id"] for s in partial} == set(ids)
+    unknown = {s["id"] for s in partial if s["status"] == "UNKNOWN"}
+    assert unknown == in_down_cell
+    shown = api.get(f"/v2.1/servers/{sorted(in_down_cell)[0]}", headers=v269)
+    assert shown.status_code == 200, shown.text
+    assert shown.json()["server"]["status"] == "UNKNOWN"
 
 
 def _pages(api: httpx.Client, limit: int) -> list[list[str]]:
@@ -215,6 +262,10 @@ def test_servers_in_two_cells_across_processes(two_cells: TwoCells) -> None:
         for server_id in ids:
             shown = api.get(f"/v2.1/servers/{server_id}").json()["server"]
             assert shown["status"] == "ACTIVE"
+
+        in_cell2 = {i for i, cell in cells.items() if cell == "cell2"}
+        with _cell_down(two_cells.cell_dbs["cell2"]):
+            _check_cell_down(api, ids, in_cell2)
 
         for server_id in ids:
             assert other.delete(f"/v2.1/servers/{server_id}").status_code == 204
