@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +35,7 @@ from openkeel.network_api.app import build_network_app
 from openkeel.notifications.emitter import close as close_notifier
 from openkeel.notifications.emitter import notifier_from_conf
 from openkeel.runtime.observability import observed, start_metrics_server
-from openkeel.runtime.shutdown import ShutdownSignals
+from openkeel.runtime.shutdown import ShutdownSignals, SignalledServer
 
 LOG = logging.getLogger(__name__)
 
@@ -142,25 +142,6 @@ def api_app(
     if metadata_api:
         app = with_metadata_api(app, conf, services.api_db, services.cell_dbs)
     return observed(app, conf)
-
-
-class SignalledServer(uvicorn.Server):
-    """A uvicorn server whose stop the process's ``ShutdownSignals`` decides: uvicorn's own
-    signal handling would re-raise the signal once served (the process would die of it rather
-    than exit 0) and would not count a second SIGTERM."""
-
-    def __init__(self, config: uvicorn.Config, signals: ShutdownSignals) -> None:
-        super().__init__(config)
-        signals.on_request(self.begin_stop)
-
-    def begin_stop(self) -> None:
-        """Stop accepting connections; requests in progress are answered (up to the
-        config's ``timeout_graceful_shutdown``), idle keep-alive connections closed."""
-        self.should_exit = True
-
-    @contextlib.contextmanager
-    def capture_signals(self) -> Iterator[None]:
-        yield
 
 
 def api_server(

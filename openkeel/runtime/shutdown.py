@@ -6,7 +6,8 @@ callbacks run (the API server stops accepting connections). The process then sto
 and gives what it has in hand until ``work_left()`` runs out (Nova's ``[DEFAULT]
 manager_shutdown_timeout``, kept below the overall timeout as Nova does). Past ``[DEFAULT]
 graceful_shutdown_timeout`` (0: no limit), or at a second signal, it exits at once with status 1;
-what was cut off is settled by the next start's reconciliation, never left to hang.
+what was cut off is settled by the next start's reconciliation, never left to hang. The HTTP
+roles (api, metadata) serve with ``SignalledServer``, a uvicorn server stopped by these signals.
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from types import FrameType
 
+import uvicorn
 from oslo_config import cfg
 
 LOG = logging.getLogger(__name__)
@@ -121,3 +123,22 @@ class ShutdownSignals:
         for handler in logging.getLogger().handlers:
             handler.flush()
         self._exit_now(status)
+
+
+class SignalledServer(uvicorn.Server):
+    """A uvicorn server whose stop the process's ``ShutdownSignals`` decides: uvicorn's own
+    signal handling would re-raise the signal once served (the process would die of it rather
+    than exit 0) and would not count a second SIGTERM."""
+
+    def __init__(self, config: uvicorn.Config, signals: ShutdownSignals) -> None:
+        super().__init__(config)
+        signals.on_request(self.begin_stop)
+
+    def begin_stop(self) -> None:
+        """Stop accepting connections; requests in progress are answered (up to the
+        config's ``timeout_graceful_shutdown``), idle keep-alive connections closed."""
+        self.should_exit = True
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield

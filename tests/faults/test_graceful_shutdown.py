@@ -5,7 +5,7 @@ with a simulated driver whose spawn takes seconds (``[fake_driver] operation_del
 signal lands while a server is spawning. A compute host that gets SIGTERM finishes the spawn it
 runs and exits 0; one whose ``manager_shutdown_timeout`` runs out exits 1 at once and its next
 start settles the interrupted build (ERROR with a fault, never stuck in BUILD); a second signal
-ends the process at once. The other roles and the API exit 0. The all-in-one (every role on the
+ends the process at once. The other roles, the API and the metadata API exit 0. The all-in-one (every role on the
 in-process bus) finishes a spawn in progress too. Afterwards the invariants of
 ``tests/faults/invariants.py`` hold.
 """
@@ -170,6 +170,13 @@ def test_every_role_and_the_api_exit_0_on_sigterm(
     tmp_path: Path, database_factory: DatabaseFactory
 ) -> None:
     with scaled_out(tmp_path, database_factory) as cloud:
+        port = _free_port()
+        listen = nova_conf(tmp_path / "metadata.conf", DEFAULT={"metadata_listen_port": str(port)})
+        metadata = Process("metadata", ["metadata", "--config-file", str(tmp_path / "nova.conf"),
+                                        "--config-file", str(listen)], tmp_path / "metadata.log")  # fmt: skip
+        cloud.processes["metadata"] = metadata
+        metadata.start()
+        wait_http(f"http://127.0.0.1:{port}/", [metadata])
         # An open keep-alive connection does not hold the API back.
         with httpx.Client(base_url=cloud.url, headers=ADMIN, timeout=30) as api:
             assert api.get("/v2.1/servers").status_code == 200
