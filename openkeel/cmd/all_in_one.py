@@ -48,6 +48,7 @@ from openkeel.notifications.emitter import close as close_notifier
 from openkeel.notifications.emitter import notifier_from_conf
 from openkeel.rpc.clients.compute import ComputeRpcClient
 from openkeel.rpc.transport import get_transport
+from openkeel.runtime.shutdown import ShutdownSignals
 from openkeel.virt.loading import KUBEVIRT, compute_hosts, load_driver
 
 LOG = logging.getLogger(__name__)
@@ -138,7 +139,9 @@ def run(
     kubeconfig: str | None = None,
     hosts: int = DEFAULT_HOSTS,
 ) -> int:
-    """Check, bootstrap, start every role, then announce and serve until interrupted.
+    """Check, bootstrap, start every role, then announce and serve until SIGTERM or SIGINT:
+    then the API answers the requests in progress, the roles finish their work in hand
+    (runtime.shutdown) and the exit status is 0 (1 when the timeout cut work off).
 
     Nothing is announced before the data directory is writable and locked (one all-in-one per
     directory), the configuration and kubeconfig load, the port is bound and every role has
@@ -151,6 +154,8 @@ def run(
             config_files, overrides=_overrides(root, kubeconfig), defaults=_defaults(root)
         )
         logs.setup(conf, "openkeel-all-in-one")
+        signals = ShutdownSignals.from_conf(conf).install()
+        stopped: list[bool] = []  # whether the roles' work in hand all finished
         if conf.compute_driver == KUBEVIRT:  # --kubeconfig, or set in a --config-file
             preflight.check_kubeconfig(
                 conf.kubevirt.kubeconfig, context=conf.kubevirt.kubeconfig_context
@@ -162,7 +167,7 @@ def run(
             password = _bootstrap(conf, root, api_db)
             roles, placement = start_roles(conf, root, api_db, cell_dbs, hosts)
             stack.callback(placement.stop)
-            stack.callback(roles.stop)
+            stack.callback(lambda: stopped.append(roles.stop(signals.work_left())))
             notifier = notifier_from_conf(conf).prepare("nova-api", conf.host)
             stack.callback(close_notifier, notifier)
             services = ApiServices(
@@ -171,14 +176,22 @@ def run(
                 notifier=notifier,
             )  # fmt: skip
             server = api_server(
-                services, host, sock.getsockname()[1], image_api=True, metadata_api=True
-            )
+                services, host, sock.getsockname()[1], image_api=True, metadata_api=True,
+                signals=signals,
+            )  # fmt: skip
             proxies = _start_console_proxies(conf, host, cell_dbs, roles)
             for proxy in proxies:
                 stack.callback(proxy.stop)
             _write_clouds_yaml(conf, root, url, password)
         _announce(conf, root, f"{url}/v2.1", roles, password, proxies)
-        server.run(sockets=[sock])
+        if not signals.requested.is_set():  # a signal during start-up: nothing to serve
+            server.run(sockets=[sock])
+    if not all(stopped):
+        LOG.warning("OpenKeel all-in-one stopped; work cut off by the timeout is settled at "
+                    "the next start")  # fmt: skip
+        signals.abandon()
+    signals.finished()
+    LOG.info("OpenKeel all-in-one stopped")
     return 0
 
 

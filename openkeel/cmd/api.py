@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import socket
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -36,6 +35,7 @@ from openkeel.network_api.app import build_network_app
 from openkeel.notifications.emitter import close as close_notifier
 from openkeel.notifications.emitter import notifier_from_conf
 from openkeel.runtime.observability import observed, start_metrics_server
+from openkeel.runtime.shutdown import ShutdownSignals, SignalledServer
 
 LOG = logging.getLogger(__name__)
 
@@ -145,10 +145,17 @@ def api_app(
 
 
 def api_server(
-    services: ApiServices, host: str, port: int, image_api: bool = False, metadata_api: bool = False
-) -> uvicorn.Server:
+    services: ApiServices,
+    host: str,
+    port: int,
+    image_api: bool = False,
+    metadata_api: bool = False,
+    *,
+    signals: ShutdownSignals,
+) -> SignalledServer:
     """The API as a uvicorn server (uvloop + httptools), built before anything is announced
-    (see :func:`api_app`)."""
+    (see :func:`api_app`); the first of ``signals`` stops it, requests in progress get the
+    time the work may take."""
     app = api_app(services, f"http://{host}:{port}", image_api, metadata_api)
     config = uvicorn.Config(
         app,
@@ -165,13 +172,9 @@ def api_server(
         # Clients poll every few seconds (osc --wait: 5 s); a keep-alive shorter than the poll
         # period races with their next request and resets it. Nova keeps sockets 900 s.
         timeout_keep_alive=75,
+        timeout_graceful_shutdown=max(1, int(signals.work)),
     )
-    return uvicorn.Server(config)
-
-
-def serve(services: ApiServices, host: str, port: int, sock: socket.socket | None = None) -> None:
-    """Run the API until interrupted; on ``sock`` (already listening) when given."""
-    api_server(services, host, port).run(sockets=None if sock is None else [sock])
+    return SignalledServer(config, signals)
 
 
 def run(config_files: Sequence[str]) -> int:
@@ -187,6 +190,7 @@ def run(config_files: Sequence[str]) -> int:
 
     conf = preflight.load_config(config_files)
     logs.setup(conf, "openkeel-api")
+    signals = ShutdownSignals.from_conf(conf).install()
     api_db, cell_dbs = databases(conf)
     host, port = conf.osapi_compute_listen, conf.osapi_compute_listen_port
     with preflight.listen(host, port) as sock, contextlib.ExitStack() as stack:
@@ -203,7 +207,10 @@ def run(config_files: Sequence[str]) -> int:
                 images=glance_client(conf.glance), **api_clients(transport),
                 notifier=notifier,
             )  # fmt: skip
-            server = api_server(services, host, port)
+            server = api_server(services, host, port, signals=signals)
             start_metrics_server(conf)
-        server.run(sockets=[sock])
+        if not signals.requested.is_set():  # a signal during start-up: nothing to serve
+            server.run(sockets=[sock])
+    signals.finished()
+    LOG.info("OpenKeel api stopped")
     return 0

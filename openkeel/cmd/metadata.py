@@ -20,6 +20,7 @@ from openkeel.cmd import logs, preflight
 from openkeel.metadata.app import build_metadata_app
 from openkeel.metadata.records import GuestRecords
 from openkeel.runtime.observability import observed, start_metrics_server
+from openkeel.runtime.shutdown import ShutdownSignals, SignalledServer
 
 PREFIX = "/metadata"
 
@@ -48,11 +49,13 @@ def with_metadata_api(
 
 
 def run(config_files: Sequence[str]) -> int:
-    """Serve the metadata API described by ``config_files`` until interrupted."""
+    """Serve the metadata API described by ``config_files`` until SIGTERM or SIGINT (then
+    the requests in progress are answered and the exit status is 0)."""
     from openkeel.cmd.standalone import databases
 
     conf = preflight.load_config(config_files)
     logs.setup(conf, "openkeel-metadata")
+    signals = ShutdownSignals.from_conf(conf).install()
     api_db, cell_dbs = databases(conf)
     host, port = conf.metadata_listen, conf.metadata_listen_port
     with preflight.listen(host, port) as sock, contextlib.ExitStack():
@@ -62,7 +65,10 @@ def run(config_files: Sequence[str]) -> int:
             )
             start_metrics_server(conf)
             config = uvicorn.Config(app, host=host, port=port, loop="uvloop", lifespan="on",
-                                    log_level="warning", log_config=None, access_log=False)  # fmt: skip
-            server = uvicorn.Server(config)
-        server.run(sockets=[sock])
+                                    log_level="warning", log_config=None, access_log=False,
+                                    timeout_graceful_shutdown=max(1, int(signals.work)))  # fmt: skip
+            server = SignalledServer(config, signals)
+        if not signals.requested.is_set():  # a signal during start-up: nothing to serve
+            server.run(sockets=[sock])
+    signals.finished()
     return 0

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +26,7 @@ from openkeel.db.service_presence import home_cell
 from openkeel.network.factory import get_network_adapter
 from openkeel.rpc.clients.compute import ComputeRpcClient
 from openkeel.rpc.clients.conductor import ConductorRpcClient
+from openkeel.rpc.server import wait_quiet
 from openkeel.rpc.transport import Transport
 from openkeel.scheduler import endpoint as scheduler_endpoint
 from openkeel.scheduler.service import SchedulerService
@@ -46,19 +48,38 @@ class RoleSet:
     followers: list[Callable[[], None]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def stop(self) -> None:
-        """Stop every role this set started."""
+    def stop(self, timeout: float | None = None) -> bool:
+        """Stop every role this set started, gracefully: no new work, then what is in hand
+        gets ``timeout`` seconds (None: however long) to finish. True when nothing was cut
+        off (what is, the next start's reconciliation settles).
+
+        On RabbitMQ each role stops taking messages at once (the broker keeps them for another
+        server or the next start). On the in-process bus the roles' only senders are one
+        another once the API has stopped, and a message not taken would be lost with the
+        process: the roles serve until all of them are quiet together, then stop."""
         for stop_following in reversed(self.followers):
             stop_following()
         self.followers.clear()
         with self.lock:
             computes = list(self.computes)
-        for compute in reversed(computes):
-            compute.stop()
-        if self.conductor is not None:
-            self.conductor.stop()
-        if self.scheduler is not None:
-            self.scheduler.stop()
+        roles: list[ComputeService | ConductorService | SchedulerService] = [
+            *reversed(computes),
+            *([self.conductor] if self.conductor is not None else []),
+            *([self.scheduler] if self.scheduler is not None else []),
+        ]
+        deadline = None if timeout is None else time.monotonic() + timeout
+        if self.transport.durable:
+            for role in roles:
+                role.stop_taking_work()
+        else:
+            for role in roles:
+                role.periodic.stop()
+            wait_quiet([server for role in roles for server in role.rpc_servers], timeout)
+        finished = True
+        for role in roles:
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            finished = role.stop(timeout=left) and finished
+        return finished
 
 
 def start_scheduler(

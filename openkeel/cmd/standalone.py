@@ -7,8 +7,7 @@ cell mappings. The process runs until SIGINT or SIGTERM.
 
 from __future__ import annotations
 
-import signal
-import threading
+import logging
 from collections.abc import Sequence
 
 import httpx
@@ -30,8 +29,10 @@ from openkeel.compute.service import ComputeService
 from openkeel.db import cells
 from openkeel.rpc.transport import get_transport
 from openkeel.runtime.observability import start_metrics_server
+from openkeel.runtime.shutdown import ShutdownSignals
 from openkeel.virt.loading import KUBEVIRT, compute_hosts, load_driver
 
+LOG = logging.getLogger(__name__)
 ROLES = ("conductor", "scheduler", "compute")
 
 
@@ -101,7 +102,9 @@ def _start_role(
     elif role == "conductor":
         roles.conductor = start_conductor(conf, transport, placement, api_db, cell_dbs)
     else:
-        cell_uuid = cells.host_cell_uuid(api_db, conf.host) or _only_cell(api_db)
+        cell_uuid = cells.host_cell_uuid(api_db, conf.host) or _own_cell(
+            api_db, conf.database.connection
+        )
         cell = (cell_uuid, cell_dbs[cell_uuid])
 
         def start_host(host: str) -> ComputeService:
@@ -113,25 +116,38 @@ def _start_role(
         follow_nodes(conf, roles, start_host)
 
 
-def _only_cell(api_db: sa.Engine) -> str:
-    found = [c.uuid for c in cells.list_cells(api_db) if not c.is_cell0]
+def _own_cell(api_db: sa.Engine, database: str | None) -> str:
+    """The cell of an unmapped compute host: the one whose database is its ``[database]
+    connection`` (as a Nova compute registers in that database), else the only cell."""
+    found = [c for c in cells.list_cells(api_db) if not c.is_cell0]
+    own = [c.uuid for c in found if database and c.database_connection == database]
+    if own:
+        return own[0]
     if len(found) != 1:
-        raise StartupError("host is not mapped and there is not exactly one cell: map it first")
-    return found[0]
+        raise StartupError(
+            "host is not mapped, no cell has its [database] connection and there is not "
+            "exactly one cell: map it first"
+        )
+    return found[0].uuid
 
 
 def run(role: str, config_files: Sequence[str]) -> int:
-    """Run ``role`` until interrupted."""
+    """Run ``role`` until SIGTERM or SIGINT, then stop gracefully (runtime.shutdown): exit 0
+    when everything in hand finished, 1 when the timeout cut something off."""
     conf = preflight.load_config(config_files)
     logs.setup(conf, f"openkeel-{role}")
+    signals = ShutdownSignals.from_conf(conf).install()
     with preflight.starting("start-up"):
         roles = start(role, conf)
         start_metrics_server(conf)
     print(f"OpenKeel {role} running on {conf.transport_url.split('@')[-1]}", flush=True)
-    stopping = threading.Event()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, lambda *_: stopping.set())
-    stopping.wait()
-    roles.stop()
+    signals.wait()
+    finished = roles.stop(timeout=signals.work_left())
     roles.transport.close()
+    if not finished:
+        LOG.warning("OpenKeel %s stopped; work cut off by the timeout is settled at the next "
+                    "start", role)  # fmt: skip
+        signals.abandon()
+    signals.finished()
+    LOG.info("OpenKeel %s stopped", role)
     return 0

@@ -6,7 +6,10 @@ nova-compute, topic compute) and the host mapping (API DB), audits resources (co
 Placement provider, inventory, traits), reconciles instances left mid-operation, serves RPC on
 topic ``compute`` server=<host>, and registers the periodic tasks (run on a background thread
 unless ``start(background=False)``: tests then call ``periodic.run_due()`` after moving a
-FakeClock). ``stop()`` undoes it.
+FakeClock). ``stop()`` undoes it; a graceful stop (``stop_taking_work()``, then ``stop(timeout=)``)
+first takes no more new work (topic ``compute``, periodic tasks, heartbeat: as Nova, the service
+is not disabled, it shows down after ``service_down_time``) while ``compute-alt`` still carries
+the follow-ups of its operations in progress, which get ``timeout`` seconds to finish.
 """
 
 from __future__ import annotations
@@ -34,9 +37,10 @@ from openkeel.network import NetworkAdapter, get_network_adapter
 from openkeel.notifications.emitter import Notifier, notifier_from_conf
 from openkeel.notifications.emitter import close as close_notifier
 from openkeel.notifications.versioned import service_status
+from openkeel.rpc.clients.compute import ALT_TOPIC
 from openkeel.rpc.clients.conductor import ConductorRpcClient
 from openkeel.rpc.message import Target
-from openkeel.rpc.server import RpcServer
+from openkeel.rpc.server import RpcServer, wait_quiet
 from openkeel.rpc.transport import Transport
 from openkeel.runtime.clock import Clock, SystemClock
 from openkeel.runtime.periodic import PeriodicRunner
@@ -109,6 +113,7 @@ class ComputeService:
         self.lifecycle: LifecycleHandler | None = None
         self._reported_down = False
         self._server: RpcServer | None = None
+        self._alt_server: RpcServer | None = None
 
     @property
     def hostname(self) -> str:
@@ -124,8 +129,12 @@ class ComputeService:
             evacuated.destroy_evacuated_instances(self.host)
             reconcile.init_instances(self.host)
             self.lifecycle = LifecycleHandler(self.host).start()
+            endpoints = [ComputeEndpoint(self.host)]
             self._server = RpcServer(
-                self.transport, Target(TOPIC, server=self.hostname), [ComputeEndpoint(self.host)]
+                self.transport, Target(TOPIC, server=self.hostname), endpoints
+            ).start()
+            self._alt_server = RpcServer(
+                self.transport, Target(ALT_TOPIC, server=self.hostname), endpoints
             ).start()
         except BaseException:
             # A start that fails still releases what init_host opened (the driver's watch
@@ -138,17 +147,45 @@ class ComputeService:
             self.periodic.start()
         return self
 
-    def stop(self, *, drain: bool = True) -> None:
-        """Stop serving. ``drain=False`` abandons operations in flight, as a crash would;
-        the next start on this host reconciles what they left behind. Either way the driver
-        releases its threads and connections (a crash would take them too)."""
+    def stop_taking_work(self) -> None:
+        """The first step of a graceful stop: no periodic task (heartbeat included) and no
+        new message on topic ``compute``; what is running goes on and ``compute-alt`` still
+        delivers its follow-ups."""
         self.periodic.stop()
         if self._server is not None:
-            self._server.stop(drain=drain)
-            self._server = None
+            self._server.stop_listening()
+
+    def stop(self, *, drain: bool = True, timeout: float | None = None) -> bool:
+        """Stop serving. With ``drain`` the operations in progress get ``timeout`` seconds
+        (None: however long) to finish; ``drain=False`` abandons them, as a crash would. What
+        is cut off either way is settled by the next start on this host (reconcile,
+        move_recovery). The driver then releases its threads and connections. True when
+        nothing was left unfinished."""
+        self.stop_taking_work()
+        finished = self._drain(timeout) if drain else False
+        for server in (self._server, self._alt_server):
+            if server is not None:
+                server.stop(drain=False)
+        self._server = self._alt_server = None
         self._stop_lifecycle()
         self.host.driver.cleanup_host(self.hostname)
         close_notifier(self.host.notifier)  # a later send reconnects
+        return finished
+
+    def _drain(self, timeout: float | None) -> bool:
+        """Wait until neither server has a message in hand (a follow-up on ``compute-alt``
+        may arrive while the first operation still runs), up to ``timeout`` seconds."""
+        servers = self.rpc_servers
+        if wait_quiet(servers, timeout):
+            return True
+        LOG.warning("%s: %s operations still running at the shutdown timeout; the next start "
+                    "settles them", self.hostname, sum(s.busy for s in servers))  # fmt: skip
+        return False
+
+    @property
+    def rpc_servers(self) -> list[RpcServer]:
+        """The RPC servers running (``compute`` and ``compute-alt``)."""
+        return [s for s in (self._server, self._alt_server) if s is not None]
 
     def _stop_lifecycle(self) -> None:
         if self.lifecycle is not None:

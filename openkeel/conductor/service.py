@@ -28,7 +28,7 @@ from openkeel.notifications.emitter import notifier_from_conf
 from openkeel.rpc.clients.compute import ComputeRpcClient
 from openkeel.rpc.clients.scheduler import SchedulerRpcClient
 from openkeel.rpc.message import Target
-from openkeel.rpc.server import RpcServer
+from openkeel.rpc.server import RpcServer, ServingRole
 from openkeel.rpc.transport import Transport
 from openkeel.runtime.clock import Clock, SystemClock
 from openkeel.runtime.periodic import PeriodicRunner
@@ -39,8 +39,10 @@ TOPIC = "conductor"
 BINARY = "nova-conductor"
 
 
-class ConductorService:
+class ConductorService(ServingRole):
     """One conductor."""
+
+    periodic: PeriodicRunner
 
     def __init__(
         self,
@@ -96,12 +98,6 @@ class ConductorService:
         if background and self.periodic.tasks:
             self.periodic.start()
         return self
-
-    def stop(self) -> None:
-        self.periodic.stop()
-        if self._server is not None:
-            self._server.stop()
-            self._server = None
 
     def sweep_orphans(self, created_before: datetime.datetime) -> None:
         """Settle build requests older than ``created_before`` and remove unmapped rows."""

@@ -30,6 +30,7 @@ from openkeel.conf import (
     scheduler,
     services,
 )
+from openkeel.conf import fake_driver as fake_driver_opts
 from openkeel.conf import kubevirt as kubevirt_opts
 from openkeel.conf import resize as resize_opts
 
@@ -65,6 +66,7 @@ def make_config(
         services,
         scheduler,
         kubevirt_opts,
+        fake_driver_opts,
         resize_opts,
     ):
         module.register(conf)

@@ -28,6 +28,20 @@ OPTS = [
         "(oslo.messaging's option; Nova's default is 'nova').",
     ),
     cfg.StrOpt("my_ip", default="127.0.0.1", help="IP address of this host."),
+    cfg.IntOpt(
+        "graceful_shutdown_timeout",
+        default=180,
+        min=0,
+        help="Seconds a role process may take to stop after SIGTERM or SIGINT before it exits "
+        "at once (oslo.service's option with Nova's default; 0: wait however long it takes).",
+    ),
+    cfg.IntOpt(
+        "manager_shutdown_timeout",
+        default=160,
+        min=0,
+        help="Seconds a stopping role waits for the operations it is running to finish; it "
+        "should stay below graceful_shutdown_timeout (Nova's option).",
+    ),
     cfg.StrOpt(
         "default_availability_zone",
         default="nova",

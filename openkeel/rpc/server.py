@@ -63,6 +63,11 @@ class RpcServer:
         self._pool: ThreadPoolExecutor | None = None
         self._listener: Listener | None = None
         self._lock = threading.Lock()
+        # Messages received and not yet answered (queued on the pool or running): what a
+        # graceful stop waits for.
+        self._busy = 0
+        self.received = 0  # messages taken since start (counts every one, for wait_quiet)
+        self._idle = threading.Condition()
 
     def start(self) -> RpcServer:
         """Begin consuming messages (idempotent)."""
@@ -74,31 +79,69 @@ class RpcServer:
                 self._listener = self.transport.listen(self.target, self._on_message)
         return self
 
-    def stop(self, *, drain: bool = True) -> None:
-        """Stop consuming; with ``drain`` wait for the messages in progress, without it
-        abandon them (what a crash does: queued work is dropped, running work is orphaned)."""
+    def stop(self, *, drain: bool = True, timeout: float | None = None) -> bool:
+        """Stop consuming; with ``drain`` wait for the messages received (queued or running)
+        up to ``timeout`` seconds (None: however long), without it abandon them (what a crash
+        does: queued work is dropped, running work is orphaned). True when nothing was left
+        unfinished."""
+        self.stop_listening()
+        finished = self.wait_idle(timeout) if drain else False
         with self._lock:
-            listener, pool = self._listener, self._pool
-            self._listener = self._pool = None
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            # Past the timeout, the running calls go on until the process exits; the messages
+            # not started are dropped (the next start's reconciliation settles their servers).
+            pool.shutdown(wait=finished, cancel_futures=not finished)
+        return finished
+
+    def stop_listening(self) -> None:
+        """Take no more messages; those received still run (the first step of a graceful
+        stop; the broker keeps later messages for another server or the next start)."""
+        with self._lock:
+            listener, self._listener = self._listener, None
         if listener is not None:
             listener.stop()
-        if pool is not None:
-            pool.shutdown(wait=drain, cancel_futures=not drain)
+
+    def wait_idle(self, timeout: float | None = None) -> bool:
+        """Wait until every message received is answered; False if ``timeout`` ran out."""
+        with self._idle:
+            return self._idle.wait_for(lambda: self._busy == 0, timeout)
+
+    @property
+    def busy(self) -> int:
+        """Messages received and not yet answered."""
+        return self._busy
 
     def _on_message(self, incoming: Incoming) -> None:
         pool = self._pool
         if pool is None:
             LOG.warning("Dropping %s: server stopped", incoming.message["method"])
             return
+        self._begin()
         try:
             pool.submit(self._handle, incoming)
         except RuntimeError:
+            self._end()
             LOG.warning("Dropping %s: server stopping", incoming.message["method"])
 
+    def _begin(self) -> None:
+        with self._idle:
+            self._busy += 1
+            self.received += 1
+
+    def _end(self) -> None:
+        with self._idle:
+            self._busy -= 1
+            if self._busy == 0:
+                self._idle.notify_all()
+
     def _handle(self, incoming: Incoming) -> None:
-        context = CallContext.from_dict(incoming.message["context"])
-        with bound(LogContext(context.request_id, context.user_id, context.project_id)):
-            self._answer(incoming)
+        try:
+            context = CallContext.from_dict(incoming.message["context"])
+            with bound(LogContext(context.request_id, context.user_id, context.project_id)):
+                self._answer(incoming)
+        finally:
+            self._end()
 
     def _answer(self, incoming: Incoming) -> None:
         message = incoming.message
@@ -147,3 +190,49 @@ class RpcServer:
                 f"Endpoint does not support RPC version {version}. Attempted method: {name}"
             )
         raise errors.NoSuchMethod(f"Endpoint does not support RPC method {name}")
+
+
+def wait_quiet(servers: Sequence[RpcServer], timeout: float | None) -> bool:
+    """Wait until none of ``servers`` has a message in hand and none arrived meanwhile (one
+    server's work may send another a message), up to ``timeout`` seconds (None: however
+    long). False when the time ran out."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        before = sum(server.received for server in servers)
+        for server in servers:
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if not server.wait_idle(left):
+                return False
+        if sum(server.received for server in servers) == before:
+            return True
+
+
+class _Periodic(Protocol):
+    def stop(self) -> None: ...
+
+
+class ServingRole:
+    """The graceful stop of a role served by one RPC server (conductor, scheduler): the
+    role sets ``periodic`` (its periodic runner) and ``_server`` (while it serves)."""
+
+    periodic: _Periodic
+    _server: RpcServer | None
+
+    @property
+    def rpc_servers(self) -> list[RpcServer]:
+        """The RPC server, while running."""
+        return [] if self._server is None else [self._server]
+
+    def stop_taking_work(self) -> None:
+        """The first step of a graceful stop: no periodic task (heartbeat included: the
+        service shows down after ``service_down_time``) and no new message."""
+        self.periodic.stop()
+        if self._server is not None:
+            self._server.stop_listening()
+
+    def stop(self, *, timeout: float | None = None) -> bool:
+        """Stop; the messages in hand get ``timeout`` seconds (None: however long) to be
+        answered. True when nothing was left unfinished."""
+        self.stop_taking_work()
+        server, self._server = self._server, None
+        return server is None or server.stop(timeout=timeout)

@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from oslo_config import cfg
 
 from openkeel.db.service_presence import ServicePresence
-from openkeel.rpc.server import RpcServer
+from openkeel.rpc.server import RpcServer, ServingRole
 from openkeel.rpc.transport import Transport
 from openkeel.runtime.clock import Clock, SystemClock
 from openkeel.runtime.periodic import PeriodicRunner
@@ -22,8 +22,10 @@ from openkeel.scheduler.endpoint import SchedulerEndpoint, serve
 BINARY = "nova-scheduler"
 
 
-class SchedulerService:
+class SchedulerService(ServingRole):
     """One scheduler."""
+
+    periodic: PeriodicRunner
 
     def __init__(
         self,
@@ -57,9 +59,3 @@ class SchedulerService:
         if background and self.periodic.tasks:
             self.periodic.start()
         return self
-
-    def stop(self) -> None:
-        self.periodic.stop()
-        if self._server is not None:
-            self._server.stop()
-            self._server = None

@@ -29,6 +29,7 @@ def load_driver(conf: cfg.ConfigOpts, nodename: str | None = None) -> ComputeDri
         from openkeel.virt.kubevirt.driver import from_conf
 
         return from_conf(conf)
+    from openkeel.conf import fake_driver
     from openkeel.virt.fake import FakeDriver
     from openkeel.virt.fake_config import FakeDriverConfig
 
@@ -37,6 +38,7 @@ def load_driver(conf: cfg.ConfigOpts, nodename: str | None = None) -> ComputeDri
         nodes=(nodename or conf.host,),
         instances_path=instances,
         config_drive_format=conf.config_drive_format,
+        delays=fake_driver.delays(conf),
     )
     return FakeDriver(config)
 

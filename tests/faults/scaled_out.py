@@ -78,8 +78,12 @@ def _databases(factory: DatabaseFactory) -> dict[str, str]:
 
 
 @contextmanager
-def scaled_out(tmp_path: Path, factory: DatabaseFactory) -> Iterator[ScaledOut]:
-    """Start the four roles; stop them (and Placement) when the block ends."""
+def scaled_out(
+    tmp_path: Path, factory: DatabaseFactory, **sections: dict[str, str]
+) -> Iterator[ScaledOut]:
+    """Start the four roles; stop them (and Placement) when the block ends. ``sections``
+    (``fake_driver={...}``, ``DEFAULT={...}``) are one more configuration file of every role,
+    read last."""
     require_rabbit()
     urls = _databases(factory)
     placement = EmbeddedPlacement(tmp_path / "placement").start()
@@ -100,6 +104,9 @@ def scaled_out(tmp_path: Path, factory: DatabaseFactory) -> Iterator[ScaledOut]:
     # The compute role logs at debug level: a start-up failure's cause is logged only there.
     debug = nova_conf(tmp_path / "debug.conf", DEFAULT={"debug": "true"})
     processes["compute"].argv += ["--config-file", str(debug)]
+    extra = nova_conf(tmp_path / "extra.conf", **sections)
+    for process in processes.values():
+        process.argv += ["--config-file", str(extra)]
     placement_db = f"sqlite:///{tmp_path / 'placement' / DB_FILE}"
     cloud = ScaledOut(processes, Deployment(f"http://127.0.0.1:{port}", urls["api"], placement_db))
     try:

@@ -62,10 +62,12 @@ class RoleRpcClient:
         *,
         server: str | None = None,
         fanout: bool = False,
+        topic: str | None = None,
     ) -> None:
-        """Cast ``message`` (to one ``server`` of the topic, any, or all with ``fanout``)."""
+        """Cast ``message`` (to one ``server`` of the topic, any, or all with ``fanout``;
+        ``topic`` replaces the client's)."""
         version = self.pick_version(message.method, *message.versions)
-        rpc = self.rpc.prepare(version=version, server=server, fanout=fanout or None)
+        rpc = self.rpc.prepare(version=version, server=server, fanout=fanout or None, topic=topic)
         rpc.cast(context, message.method, **message.to_args(version))
 
     def send_call(
@@ -75,9 +77,10 @@ class RoleRpcClient:
         *,
         server: str | None = None,
         long: bool = False,
+        topic: str | None = None,
     ) -> Primitive:
         """Call ``message`` and return the answer (``long``: the long RPC timeout)."""
         version = self.pick_version(message.method, *message.versions)
         timeout = self.long_timeout if long else None
-        rpc = self.rpc.prepare(version=version, server=server, timeout=timeout)
+        rpc = self.rpc.prepare(version=version, server=server, timeout=timeout, topic=topic)
         return rpc.call(context, message.method, **message.to_args(version))
