@@ -46,17 +46,24 @@ def group_pids(pgid: int) -> tuple[int, ...]:
     return tuple(sorted(found))
 
 
-def pid_of_comm(comm: str) -> int | None:
-    """The first process whose /proc/<pid>/comm is exactly ``comm`` (e.g. ``mariadbd``)."""
+def pids_of_comm(comm: str) -> tuple[int, ...]:
+    """Every process whose /proc/<pid>/comm is exactly ``comm`` (e.g. PostgreSQL's backends)."""
+    found = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
                 with open(f"/proc/{entry}/comm") as f:
                     if f.read().strip() == comm:
-                        return int(entry)
+                        found.append(int(entry))
             except OSError:
                 continue
-    return None
+    return tuple(sorted(found))
+
+
+def pid_of_comm(comm: str) -> int | None:
+    """The first process whose /proc/<pid>/comm is exactly ``comm`` (e.g. ``mariadbd``)."""
+    found = pids_of_comm(comm)
+    return found[0] if found else None
 
 
 def _rss_mib(pid: int) -> float:
