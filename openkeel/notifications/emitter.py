@@ -24,7 +24,7 @@ from openkeel.domain.instances import Instance
 from openkeel.domain.keypairs import KeyPair
 from openkeel.domain.server_groups import ServerGroup
 from openkeel.notifications import instance_payloads as ip
-from openkeel.notifications import legacy, versioned
+from openkeel.notifications import legacy, scheduling_payloads, versioned
 from openkeel.notifications.drivers import (
     AmqpDriver,
     LogDriver,
@@ -151,6 +151,48 @@ class Notifier:
             self.send_versioned(versioned_event, build_versioned(), priority=priority, initiator=initiator)  # fmt: skip
         if legacy_event and build_legacy is not None and self.legacy_enabled:
             self.send_legacy(legacy_event, build_legacy(), priority=priority, initiator=initiator)
+
+    # --- scheduling --------------------------------------------------------------------------
+
+    def select_destinations(
+        self, spec: Mapping[str, Any], phase: str, initiator: Initiator | None = None
+    ) -> None:
+        """``scheduler.select_destinations.<start|end>`` of a request spec (both formats)."""
+        event = f"scheduler.select_destinations.{phase}"
+        self._both(
+            event, lambda: scheduling_payloads.request_spec_payload(spec),
+            event, lambda: {"request_spec": scheduling_payloads.legacy_request_spec(spec)},
+            initiator=initiator,
+        )  # fmt: skip
+
+    def compute_task_error(
+        self,
+        method: str,
+        instance_uuid: str,
+        spec: Mapping[str, Any],
+        state: str | None,
+        exc: BaseException,
+        initiator: Initiator | None = None,
+    ) -> None:
+        """``compute_task.<method>.error`` (legacy ``compute_task.<method>``): a conductor task
+        (build_instances, migrate_server, rebuild_server) failed; the server is in ``state``."""
+
+        def legacy_payload() -> Payload:
+            return {
+                "request_spec": scheduling_payloads.legacy_request_spec(spec),
+                "instance_properties": {"uuid": instance_uuid},
+                "instance_id": instance_uuid,
+                "state": state,
+                "method": method,
+                "reason": str(exc),
+            }
+
+        self._both(
+            f"compute_task.{method}.error",
+            lambda: scheduling_payloads.compute_task_payload(instance_uuid, spec, state, exc),
+            f"compute_task.{method}", legacy_payload,
+            priority="ERROR", initiator=initiator,
+        )  # fmt: skip
 
     # --- instances -------------------------------------------------------------------------
 

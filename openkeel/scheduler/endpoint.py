@@ -21,6 +21,8 @@ from openkeel.clients.placement import PlacementClient
 from openkeel.db.repositories.aggregates import AggregateRepository
 from openkeel.db.repositories.server_groups import ServerGroupRepository
 from openkeel.domain.errors import Invalid
+from openkeel.notifications.emitter import Notifier, notifier_from_conf
+from openkeel.notifications.instance_payloads import Initiator
 from openkeel.rpc.message import CallContext, Target
 from openkeel.rpc.messages import RpcMessage
 from openkeel.rpc.messages import scheduler as m
@@ -52,10 +54,12 @@ class SchedulerEndpoint:
         selector: HostSelector,
         instance_map: InstanceHostMap,
         aggregates: AggregateCache,
+        notifier: Notifier | None = None,
     ) -> None:
         self.selector = selector
         self.instance_map = instance_map
         self.aggregates = aggregates
+        self.notifier = notifier or Notifier()
 
     @classmethod
     def from_conf(
@@ -106,7 +110,8 @@ class SchedulerEndpoint:
             groups=ServerGroupRepository(api_db) if api_db is not None else None,
             rng=rng,
         )
-        return cls(selector, instance_map, aggregates)
+        notifier = notifier_from_conf(conf).prepare("nova-scheduler", conf.host)
+        return cls(selector, instance_map, aggregates, notifier)
 
     # -- calls ---------------------------------------------------------------------------
 
@@ -122,11 +127,14 @@ class SchedulerEndpoint:
             user_id=request.user_id or context.user_id,
         )
         LOG.debug("Starting to schedule for instances: %s", list(msg.instance_uuids))
+        who = Initiator(context.request_id, context.user_id, context.project_id)
+        self.notifier.select_destinations(msg.spec_obj, "start", who)
         selections = self.selector.select(
             request,
             list(msg.instance_uuids),
             return_alternates=msg.return_alternates and msg.return_objects,
         )
+        self.notifier.select_destinations(msg.spec_obj, "end", who)
         if not msg.return_objects:
             return [chosen[0].to_legacy_dict() for chosen in selections]
         return [[s.to_primitive() for s in per_instance] for per_instance in selections]

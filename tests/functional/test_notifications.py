@@ -83,3 +83,31 @@ def test_volume_attach_and_detach_notify(cloud: Cloud) -> None:
         "instance.volume_attach.start", "instance.volume_attach.end",
         "instance.volume_detach.start", "instance.volume_detach.end",
     ]  # fmt: skip
+
+
+def test_a_boot_nobody_can_host_notifies_the_scheduler_and_the_conductor(cloud: Cloud) -> None:
+    """scheduler.select_destinations.start (no end: it failed) from the scheduler, then
+    compute_task.build_instances.error from the conductor, each matching Nova's sample."""
+    memory = MemoryDriver()
+    _listen(cloud, memory)
+    scheduler = cloud.roles.scheduler
+    assert scheduler is not None
+    notifier = Notifier(drivers=(memory,), notification_format="versioned")
+    scheduler.endpoint.notifier = notifier.prepare("nova-scheduler", "scheduler")
+    flavor = {"flavor": {"name": "nowhere", "ram": 512, "vcpus": 1, "disk": 1}}
+    flavor_id = cloud.api.post("/v2.1/flavors", flavor).json()["flavor"]["id"]
+    specs = {"extra_specs": {"trait:CUSTOM_NO_HOST_HAS_THIS": "required"}}
+    assert cloud.api.post(f"/v2.1/flavors/{flavor_id}/os-extra_specs", specs).status_code == 200
+    sid = cloud.boot("nowhere", flavor=flavor_id)["id"]
+    assert cloud.wait(sid)["status"] == "ERROR"
+    _until(lambda: len(memory.sent) >= 2, "the conductor's error notification")
+    sent = [s.message for s in memory.sent]
+    for message in sent:
+        assert_matches(message, message["event_type"].replace(".", "-"))
+    assert [(m["event_type"], m["publisher_id"]) for m in sent] == [
+        ("scheduler.select_destinations.start", "nova-scheduler:scheduler"),
+        ("compute_task.build_instances.error", "nova-conductor:conductor"),
+    ]
+    payload = sent[1]["payload"]["nova_object.data"]
+    assert payload["instance_uuid"] == sid and payload["state"] == "error"
+    assert payload["reason"]["nova_object.data"]["exception"] == "NoValidHost"

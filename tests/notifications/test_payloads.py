@@ -319,3 +319,60 @@ def test_block_devices_and_shares_listed_only_when_asked() -> None:
         notifier.instance_action(INSTANCE, "pause", "start", WHO)
         data = memory.sent[0].message["payload"]["nova_object.data"]
         assert (data["block_devices"], data["shares"]) == (expected, expected)
+
+
+SPEC = {
+    "instance_uuid": INSTANCE.uuid,
+    "num_instances": 1,
+    "project_id": INSTANCE.project_id,
+    "user_id": INSTANCE.user_id,
+    "flavor": FLAVOR.to_primitive(),
+    "image": {
+        "id": "155d900f-4e14-4e4c-a73d-069cbf4541e6", "name": "cirros", "status": "active",
+        "container_format": "bare", "disk_format": "qcow2", "size": 25165824,
+        "min_disk": 0, "min_ram": 0, "visibility": "public", "protected": False, "tags": [],
+        "created_at": "2026-12-04T09:30:01Z", "updated_at": "2026-12-04T09:30:01Z",
+        "properties": {"hw_architecture": "x86_64"},
+    },
+    "security_groups": [{"name": "default"}],
+    "scheduler_hints": {},
+    "ignore_hosts": [],
+}  # fmt: skip
+
+
+def test_scheduling_notifications_match_novas_samples() -> None:
+    """scheduler.select_destinations.start/end (RequestSpecPayload) and the conductor's
+    compute_task.<method>.error (ComputeTaskPayload), both formats."""
+    notifier, memory = _notifier()
+    scheduler = notifier.prepare("nova-scheduler", "sched")
+    scheduler.select_destinations(SPEC, "start", WHO)
+    scheduler.select_destinations(SPEC, "end", WHO)
+    conductor = notifier.prepare("nova-conductor", "cond")
+    try:
+        raise RuntimeError("No valid host was found. ")
+    except RuntimeError as exc:
+        failure = exc
+    conductor.compute_task_error("build_instances", INSTANCE.uuid, SPEC, "error", failure, WHO)
+    conductor.compute_task_error("migrate_server", INSTANCE.uuid, SPEC, "active", failure, WHO)
+    conductor.compute_task_error("rebuild_server", INSTANCE.uuid, SPEC, "error", failure, WHO)
+    assert _check(memory) == [
+        "scheduler.select_destinations.start",
+        "scheduler.select_destinations.end",
+        "compute_task.build_instances.error",
+        "compute_task.migrate_server.error",
+        "compute_task.rebuild_server.error",
+    ]
+    start = _versioned(memory)[0]["payload"]["nova_object.data"]
+    assert start["security_groups"] == ["default"] and start["instance_uuid"] == INSTANCE.uuid
+    image = start["image"]["nova_object.data"]
+    assert image["properties"]["nova_object.data"] == {"hw_architecture": "x86_64"}
+    legacy = [s.message for s in memory.sent if s.topic == "notifications"]
+    assert [m["event_type"] for m in legacy] == [
+        "scheduler.select_destinations.start",
+        "scheduler.select_destinations.end",
+        "compute_task.build_instances",
+        "compute_task.migrate_server",
+        "compute_task.rebuild_server",
+    ]
+    assert legacy[2]["payload"]["state"] == "error" and legacy[2]["priority"] == "ERROR"
+    assert legacy[0]["publisher_id"] == "scheduler.sched"

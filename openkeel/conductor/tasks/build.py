@@ -30,6 +30,7 @@ from openkeel.db.records import ActionStart, InstanceRecords
 from openkeel.db.repositories import build_requests, host_mappings, instance_mappings
 from openkeel.domain.instances import Instance, InstanceUpdate
 from openkeel.domain.states import TaskState, VmState
+from openkeel.notifications.instance_payloads import Initiator
 from openkeel.rpc.message import CallContext
 from openkeel.rpc.messages.scheduler import SelectDestinations
 
@@ -72,8 +73,9 @@ class ScheduleAndBuildTask:
             host_lists = self._select(uuids)
         except Exception as exc:
             LOG.warning("Scheduling of %s failed: %s", uuids, exc)
-            for build in pending:
+            for index, build in enumerate(pending):
                 self.deps.bury_in_cell0(build.instance, exc)
+                self._notify_error(build.instance_uuid, self._spec_for(index), exc)
             return
         for build, host_list in zip(pending, host_lists, strict=False):
             try:
@@ -81,6 +83,13 @@ class ScheduleAndBuildTask:
             except Exception as exc:
                 LOG.exception("Build of %s failed in conductor", build.instance_uuid)
                 self.rollback(build.instance, exc)
+
+    def _notify_error(self, uuid: str, spec: Mapping[str, Any], exc: BaseException) -> None:
+        """``compute_task.build_instances.error``: the server could not be scheduled (ERROR)."""
+        ctx = self.context
+        who = Initiator(ctx.request_id, ctx.user_id, ctx.project_id)
+        spec = {**spec, "instance_uuid": uuid}
+        self.deps.notifier.compute_task_error("build_instances", uuid, spec, "error", exc, who)
 
     def _pending(self) -> list[build_requests.BuildRequest]:
         found = []

@@ -19,7 +19,7 @@ from typing import Any
 
 from openkeel.conductor.context import ConductorDeps
 from openkeel.conductor.selections import SelectedHost
-from openkeel.conductor.tasks.recorded import roll_back_move, run_recorded
+from openkeel.conductor.tasks.recorded import notify_task_error, roll_back_move, run_recorded
 from openkeel.db.records import InstanceRecords
 from openkeel.db.repositories import migrations
 from openkeel.domain import migrations as status
@@ -118,8 +118,11 @@ class MigrateTask:
         return spec
 
     def rollback(self, records: InstanceRecords, exc: BaseException) -> None:
-        """Allocations back to the instance, migration ``error``, task state cleared, fault."""
+        """Allocations back to the instance, migration ``error``, task state cleared, fault,
+        and ``compute_task.migrate_server.error`` (the server keeps its vm_state, as Nova)."""
         roll_back_move(self.deps, records, self.uuid, self.migration, self.moved, exc)
+        notify_task_error(self.deps, self.context, records, self.uuid, "migrate_server",
+                          self.request_spec, exc)  # fmt: skip
 
 
 def _first(answer: Any) -> list[Mapping[str, Any]]:

@@ -23,7 +23,7 @@ from typing import Any
 from openkeel.clients.placement_errors import PlacementError
 from openkeel.conductor.context import ConductorDeps
 from openkeel.conductor.selections import SelectedHost
-from openkeel.conductor.tasks.recorded import run_recorded
+from openkeel.conductor.tasks.recorded import notify_task_error, run_recorded
 from openkeel.db.records import InstanceRecords
 from openkeel.db.repositories import migrations
 from openkeel.domain import migrations as mstatus
@@ -149,3 +149,5 @@ class RebuildTask:
         if self.msg.migration is not None:
             with records.db.begin() as conn:
                 migrations.update(conn, int(self.msg.migration["id"]), status=mstatus.ERROR)
+        spec = {**(self.msg.request_spec or {}), "instance_uuid": uuid}
+        notify_task_error(self.deps, self.context, records, uuid, "rebuild_server", spec, exc)

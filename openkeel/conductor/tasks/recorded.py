@@ -8,7 +8,8 @@ rollback both moves share, before anything reached a compute host.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from openkeel.clients.placement_errors import PlacementError
 from openkeel.conductor.context import ConductorDeps
@@ -18,6 +19,7 @@ from openkeel.db.repositories import instance_mappings, migrations
 from openkeel.domain import migrations as status
 from openkeel.domain.instances import InstanceNotFound, InstanceUpdate
 from openkeel.domain.migrations import Migration
+from openkeel.notifications.instance_payloads import Initiator
 from openkeel.rpc.message import CallContext
 
 LOG = logging.getLogger(__name__)
@@ -73,3 +75,23 @@ def roll_back_move(
         records.update(uuid, InstanceUpdate(task_state=None))
     except InstanceNotFound:
         LOG.info("Instance %s is gone; nothing to roll back", uuid)
+
+
+def notify_task_error(
+    deps: ConductorDeps,
+    context: CallContext,
+    records: InstanceRecords,
+    uuid: str,
+    method: str,
+    spec: Mapping[str, Any],
+    exc: BaseException,
+) -> None:
+    """``compute_task.<method>.error`` with the server's vm_state after the rollback."""
+    if not deps.notifier.enabled:
+        return
+    try:
+        state = records.get(uuid).vm_state
+    except InstanceNotFound:
+        state = None
+    who = Initiator(context.request_id, context.user_id, context.project_id)
+    deps.notifier.compute_task_error(method, uuid, {**spec, "instance_uuid": uuid}, state, exc, who)
