@@ -53,3 +53,15 @@ def iso(value: datetime.datetime | None) -> str | None:
 def power_state_name(value: int | None) -> str:
     """Nova's name of a power state (unknown or unset: ``pending``, as NOSTATE)."""
     return POWER_STATES.get(value or 0, "pending")
+
+
+def unwrap(value: Any) -> Any:
+    """Nova's versioned-object envelopes stripped (``{"nova_object.data": {...}}``), at every
+    depth: what a Nova peer sends as an object, as plain dicts."""
+    if isinstance(value, Mapping):
+        if "nova_object.data" in value:
+            return unwrap(value["nova_object.data"])
+        return {str(k): unwrap(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [unwrap(v) for v in value]
+    return value

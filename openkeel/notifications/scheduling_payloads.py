@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from openkeel.notifications.envelope import ovo
+from openkeel.notifications.envelope import ovo, unwrap
 from openkeel.notifications.versioned import exception_payload
 
 # Image fields ImageMetaPayload carries (the rest of an image document is a property).
@@ -26,17 +26,6 @@ _IMAGE_FIELDS = (
 # Nova's ImageMetaProps fields (hw_*, img_*, os_*, traits_required); other image properties
 # (the user's own) are not part of the payload.
 _IMAGE_PROPERTY_PREFIXES = ("hw_", "img_", "os_", "traits_required")
-
-
-def unwrap(value: Any) -> Any:
-    """Nova's versioned-object envelopes stripped (``{"nova_object.data": {...}}``)."""
-    if isinstance(value, Mapping):
-        if "nova_object.data" in value:
-            return unwrap(value["nova_object.data"])
-        return {str(k): unwrap(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [unwrap(v) for v in value]
-    return value
 
 
 def _flavor(data: Mapping[str, Any]) -> dict[str, Any]:
@@ -161,5 +150,4 @@ __all__ = [
     "compute_task_payload",
     "legacy_request_spec",
     "request_spec_payload",
-    "unwrap",
 ]

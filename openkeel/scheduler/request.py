@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from openkeel.domain.errors import Invalid
+from openkeel.notifications.envelope import unwrap
 
 REBUILD_HINT = "_nova_check_type"
 
@@ -129,17 +130,6 @@ class SchedulingRequest:
         return dataclasses.replace(self, instance_group=merged)
 
 
-def _unwrap(value: Any) -> Any:
-    """Strip Nova's versioned-object envelopes (``{"nova_object.data": {...}}``)."""
-    if isinstance(value, Mapping):
-        if "nova_object.data" in value:
-            return _unwrap(value["nova_object.data"])
-        return {str(k): _unwrap(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_unwrap(v) for v in value]
-    return value
-
-
 def _int(data: Mapping[str, Any], key: str, default: int = 0) -> int:
     value = data.get(key)
     if value is None or value == "":
@@ -203,7 +193,7 @@ def _destination(data: Any) -> RequestedDestination | None:
 
 def parse_request_spec(spec: Mapping[str, Any]) -> SchedulingRequest:
     """The typed request for a request spec primitive (see the module docstring)."""
-    data = _unwrap(spec)
+    data = unwrap(spec)
     image = data.get("image") or {}
     hints = data.get("scheduler_hints") or {}
     return SchedulingRequest(
