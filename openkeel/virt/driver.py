@@ -362,6 +362,12 @@ class ComputeDriver(abc.ABC):
 
     # --- devices -----------------------------------------------------------------------------
 
+    def volume_connector(self) -> dict[str, JsonValue]:
+        """What this hypervisor adds to the host's volume connector (os-brick's connector
+        properties): nothing by default; the KubeVirt driver says ``kubevirt`` so that the
+        volume service answers with the PVC to hot-plug (decision 0067)."""
+        return {}
+
     def attach_volume(self, instance: InstanceRef, attachment: VolumeAttachment) -> None:
         """Hot-plug a volume; idempotent for the same volume_id."""
         raise self._not_supported("attach_volume")

@@ -63,6 +63,18 @@ def test_attachment_steps_and_statuses(volumes: EmbeddedVolumes) -> None:
         volumes.get(DEMO, made.id)
 
 
+def test_a_kubevirt_host_is_answered_with_the_claim(volumes: EmbeddedVolumes) -> None:
+    """A connector that says ``kubevirt`` (the KubeVirt driver's) gets the PVC the volume is in
+    the server's namespace: a blank DataVolume of its size to make once (decision 0067)."""
+    made = volumes.create_volume(DEMO, NewVolume(size=2))
+    attachment = volumes.attachment_create(DEMO, made.id, SERVER)
+    info = volumes.attachment_update(DEMO, attachment, {"host": "h1", "kubevirt": True})
+    assert info["driver_volume_type"] == "kubevirt"
+    assert info["data"] == {"volume_id": made.id, "access_mode": "rw",
+                            "claim_name": f"volume-{made.id}", "claim_kind": "dataVolume",
+                            "namespace": None, "size_gb": 2, "populate": {"blank": {}}}  # fmt: skip
+
+
 def test_one_attachment_wins_a_race(volumes: EmbeddedVolumes) -> None:
     made = volumes.create_volume(DEMO, NewVolume(size=1))
     start = threading.Barrier(6)

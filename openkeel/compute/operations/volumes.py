@@ -37,7 +37,8 @@ def connector(host: ComputeHost) -> dict[str, object]:
     """What Cinder learns of this host (os-brick's connector properties, simulated)."""
     return {"host": host.host, "ip": host.conf.my_ip, "platform": "x86_64",
             "os_type": "linux", "multipath": False,
-            "initiator": f"iqn.2010-10.org.openkeel:{host.host}"}  # fmt: skip
+            "initiator": f"iqn.2010-10.org.openkeel:{host.host}",
+            **host.driver.volume_connector()}  # fmt: skip
 
 
 def _volumes(host: ComputeHost) -> VolumeAdapter:

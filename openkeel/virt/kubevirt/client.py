@@ -73,6 +73,7 @@ NAMESPACES = Resource("", "v1", "namespaces", "Namespace", namespaced=False)
 NODES = Resource("", "v1", "nodes", "Node", namespaced=False)
 SECRETS = Resource("", "v1", "secrets", "Secret")
 PODS = Resource("", "v1", "pods", "Pod")
+PVCS = Resource("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim")
 VMS = Resource("kubevirt.io", "v1", "virtualmachines", "VirtualMachine")
 VMIS = Resource("kubevirt.io", "v1", "virtualmachineinstances", "VirtualMachineInstance")
 MIGRATIONS = Resource(

@@ -1,7 +1,6 @@
-"""Volume hot-plug, consoles and diagnostics of KubeVirt guests.
+"""Consoles and diagnostics of KubeVirt guests.
 
-Mixed into KubevirtDriver. Volumes use virt-api's addvolume/removevolume (the only hot-plug
-API for disks); interfaces are in interfaces.py. Consoles
+Mixed into KubevirtDriver. Volume hot-plug is in volumes.py, interfaces in interfaces.py. Consoles
 are virt-api websocket subresources reached through the API server; the console log is the
 virt-launcher's ``guest-console-log`` container.
 """
@@ -16,66 +15,17 @@ from openkeel.virt import errors
 from openkeel.virt.kubevirt import diagnostics
 from openkeel.virt.kubevirt.base import KubevirtBase, driver_error
 from openkeel.virt.kubevirt.client import JsonObj, KubeError
-from openkeel.virt.kubevirt.manifests import naming
 from openkeel.virt.kubevirt.virtapi import subresource_path
 from openkeel.virt.model import (
     ConsoleInfo,
     Diagnostics,
     InstanceRef,
     JsonValue,
-    VolumeAttachment,
 )
 
 
-def _template(vm: JsonObj) -> JsonObj:
-    spec: JsonObj = vm["spec"]["template"]["spec"]
-    return spec
-
-
-def volume_name(volume_id: str) -> str:
-    return naming.volume_claim_name(volume_id)
-
-
 class DevicesMixin(KubevirtBase):
-    """Hot-plug, consoles, diagnostics."""
-
-    # --- volumes ---------------------------------------------------------------------------
-
-    def _has_volume(self, ref: InstanceRef, name: str) -> bool:
-        vm = self._require_vm(ref)
-        return any(v.get("name") == name for v in _template(vm).get("volumes", []))
-
-    def attach_volume(self, instance: InstanceRef, attachment: VolumeAttachment) -> None:
-        if attachment.connection_info.get("driver_volume_type") == "local":
-            # The all-in-one's volumes are files beside the API (decision 0057), not PVCs in
-            # the cluster: nothing the guest could be given.
-            raise errors.NotSupported("attach_volume of a volume outside the cluster", self.name)
-        name = volume_name(attachment.volume_id)
-        if self._has_volume(instance, name):
-            return
-        bus = attachment.disk_bus if attachment.disk_bus in ("scsi", "virtio") else "scsi"
-        options = {
-            "name": name,
-            "disk": {"name": name, "disk": {"bus": bus}, "serial": attachment.volume_id[:20]},
-            "volumeSource": {"persistentVolumeClaim": {"claimName": name, "hotpluggable": True}},
-        }
-        self._virt(lambda: self.virt_api.add_volume(self._ns(instance), self._name(instance), options))  # fmt: skip
-        self._wait_for(
-            lambda: self._has_volume(instance, name), f"attaching {attachment.volume_id}"
-        )
-
-    def detach_volume(self, instance: InstanceRef, volume_id: str) -> None:
-        name = volume_name(volume_id)
-        if not self._has_volume(instance, name):
-            return
-        self._virt(lambda: self.virt_api.remove_volume(self._ns(instance), self._name(instance), name))  # fmt: skip
-        self._wait_for(lambda: not self._has_volume(instance, name), f"detaching {volume_id}")
-
-    def _virt(self, call: object) -> None:
-        try:
-            call()  # type: ignore[operator]
-        except KubeError as exc:
-            raise driver_error(exc) from exc
+    """Consoles, diagnostics."""
 
     # --- consoles and diagnostics ----------------------------------------------------------
 

@@ -2,7 +2,7 @@
 
 Built by compute's composition root (``compute_driver = kubevirt``) from ``[kubevirt]``
 options with :func:`from_conf`. Host and lifecycle operations live here; resize, live migration
-and snapshots in migration.py; hot-plug, consoles and diagnostics in devices.py. Mapping of
+and snapshots in migration.py; volume hot-plug in volumes.py; consoles and diagnostics in devices.py. Mapping of
 every operation: /work/shared/spec/kubevirt-mapping.md; choices: docs/decisions (kubevirt driver).
 """
 
@@ -39,6 +39,7 @@ from openkeel.virt.kubevirt.passwords import PasswordMixin
 from openkeel.virt.kubevirt.rescue import RescueMixin
 from openkeel.virt.kubevirt.state import ANNOTATION_SUSPENDED, power_state, resource_version
 from openkeel.virt.kubevirt.virtapi import HttpVirtApi, VirtApi
+from openkeel.virt.kubevirt.volumes import VolumesMixin
 from openkeel.virt.kubevirt.watch import Watcher
 from openkeel.virt.model import (
     HostResources,
@@ -58,7 +59,13 @@ RUNNING_LIKE = {PowerState.RUNNING, PowerState.PAUSED, PowerState.SUSPENDED}
 
 
 class KubevirtDriver(
-    MigrationMixin, RescueMixin, PasswordMixin, DevicesMixin, InterfacesMixin, ImagesMixin
+    MigrationMixin,
+    RescueMixin,
+    PasswordMixin,
+    VolumesMixin,
+    DevicesMixin,
+    InterfacesMixin,
+    ImagesMixin,
 ):
     """One compute host = one Kubernetes node; guests = VirtualMachines pinned to it."""
 
@@ -242,6 +249,7 @@ class KubevirtDriver(
             # A VM of this server still being deleted (foreground) must be gone first.
             self._wait_for(lambda: self.client.get_or_none(k.VMS, self._name(instance.ref), self._ns(instance.ref)) is None,
                            f"waiting for the old VM of {instance.uuid} to go")  # fmt: skip
+            self.ensure_boot_claims(instance)
             self._retrying(lambda: self._create(built), f"creating the objects of {instance.uuid}")
         self.tracker.observe(instance.uuid, PowerState.SHUTDOWN, 0, silent=True)
         if power_on:

@@ -388,9 +388,23 @@ class VolumeService:
         return found
 
     def connection_info(self, row: Row) -> dict[str, Any] | None:
-        """What a host needs to reach the volume (the simulated driver: a local file)."""
+        """What a host needs to reach the volume: a local file for the simulated driver; for a
+        host whose connector says ``kubevirt`` (decision 0067), the PVC the volume is in the
+        server's namespace (a CDI DataVolume the host makes once: blank, or from the image the
+        volume was created from), as a CSI-backed Cinder's would name it."""
         if not row["connector"]:
             return None
+        if row["connector"].get("kubevirt"):
+            volume = self.store.get("volumes", row["volume_id"]) or {}
+            image_id = volume.get("image_id")
+            return {
+                "driver_volume_type": "kubevirt",
+                "attachment_id": row["id"],
+                "data": {"volume_id": row["volume_id"], "access_mode": row["attach_mode"],
+                         "claim_name": f"volume-{row['volume_id']}", "claim_kind": "dataVolume",
+                         "namespace": None, "size_gb": volume.get("size"),
+                         "populate": {"image_id": image_id} if image_id else {"blank": {}}},
+            }  # fmt: skip
         return {
             "driver_volume_type": "local",
             "attachment_id": row["id"],

@@ -19,7 +19,9 @@ Documented KubeVirt semantics it keeps, including those that make the driver's j
   under the cluster's ``vmRolloutStrategy: LiveUpdate``; under ``Stage`` the VM gets the
   ``RestartRequired`` condition instead (:attr:`Simulator.rollout_strategy`);
 - interfaces, their addresses and NIC hot-plug as sim_network describes (pod IPs change with
-  every new pod; only bridge/SR-IOV interfaces on Multus networks are hot-plugged).
+  every new pod; only bridge/SR-IOV interfaces on Multus networks are hot-plugged);
+- volume hot-plug as sim_volumes describes (the HotplugVolumes feature gate, requests queued
+  on the VM, scsi-only hot-plugged disks, volumeStatus phases and attachment pods).
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from datetime import UTC, datetime
 from openkeel.virt.kubevirt import client as k
 from openkeel.virt.kubevirt.client import JsonObj, KubeClient
 from openkeel.virt.kubevirt.watch import Watcher
-from tests.virt.kubevirt import sim_network
+from tests.virt.kubevirt import sim_network, sim_volumes
 
 VMI_PHASES = ["", "Pending", "Scheduling", "Scheduled", "Running"]
 VMIM_PHASES = ["", "Pending", "Scheduling", "Scheduled", "PreparingTarget", "TargetReady", "Running"]  # fmt: skip
@@ -63,6 +65,7 @@ class StandInVirtApi:
         self.client = client
         self.calls: list[tuple[str, str]] = []
         self.console: dict[str, str] = {}
+        self.hotplug = sim_volumes.Hotplug(client)
 
     def _vmi(self, ns: str, name: str) -> JsonObj | None:
         vmi = self.client.get_or_none(k.VMIS, name, ns)
@@ -136,29 +139,11 @@ class StandInVirtApi:
 
     def add_volume(self, namespace: str, vm: str, options: JsonObj) -> None:
         self.calls.append(("addvolume", vm))
-        volume = {"name": options["name"], **options["volumeSource"]}
-
-        def add(obj: JsonObj) -> None:
-            tmpl = obj["spec"]["template"]["spec"]
-            if any(v["name"] == volume["name"] for v in tmpl.get("volumes", [])):
-                raise conflict(f"Unable to add volume [{volume['name']}] because it already exists")  # fmt: skip
-            tmpl.setdefault("volumes", []).append(volume)
-            tmpl["domain"]["devices"].setdefault("disks", []).append(options["disk"])
-
-        self.client.update(k.VMS, vm, add, namespace)
+        self.hotplug.add(namespace, vm, options)
 
     def remove_volume(self, namespace: str, vm: str, volume: str) -> None:
         self.calls.append(("removevolume", vm))
-
-        def remove(obj: JsonObj) -> None:
-            tmpl = obj["spec"]["template"]["spec"]
-            if not any(v["name"] == volume for v in tmpl.get("volumes", [])):
-                raise conflict(f"Unable to remove volume [{volume}] because it does not exist")
-            tmpl["volumes"] = [v for v in tmpl["volumes"] if v["name"] != volume]
-            disks = tmpl["domain"]["devices"].get("disks", [])
-            tmpl["domain"]["devices"]["disks"] = [d for d in disks if d["name"] != volume]
-
-        self.client.update(k.VMS, vm, remove, namespace)
+        self.hotplug.remove(namespace, vm, volume)
 
     def console_log(self, namespace: str, vmi: str) -> str:
         return self.console.get(vmi, f"[    0.000000] Linux version 6.1 ({vmi})\n")
@@ -233,6 +218,7 @@ class Simulator:
             self._ensure_data_volumes(current)
             self._apply_run_strategy(current)
             self._roll_out(current)
+            sim_volumes.apply_requests(self.client, current)
 
     def _roll_out(self, vm: JsonObj) -> None:
         """Placement fields of the template vs. the running VMI: LiveUpdate copies them to
@@ -397,12 +383,21 @@ class Simulator:
         meta = vmi["metadata"]
         if kind == "DELETED" or meta.get("deletionTimestamp"):
             self._vm_status(meta["namespace"], meta["name"], None)
+            sim_volumes.delete_pods(self.client, meta["namespace"], meta["name"])
             return
         phase = vmi.get("status", {}).get("phase", "")
         if phase in VMI_PHASES[:-1]:
             self._step_vmi(vmi, VMI_PHASES[VMI_PHASES.index(phase) + 1])
         else:
             self._vm_status(meta["namespace"], meta["name"], vmi)
+            if phase == "Running":
+                # hot-plugged volumes: started with the VM's template, or added since
+                vm = self.client.get_or_none(k.VMS, meta["name"], meta["namespace"])
+                if vm is not None:
+                    sim_volumes.apply_requests(self.client, vm)
+                sim_volumes.step(
+                    self.client, self.client.get(k.VMIS, meta["name"], meta["namespace"])
+                )
 
     def _step_vmi(self, vmi: JsonObj, phase: str) -> None:
         node = vmi["spec"].get("nodeSelector", {}).get(k.HOSTNAME_LABEL, DEFAULT_NODE)
@@ -484,12 +479,27 @@ class Simulator:
         return None
 
     def on_data_volume(self, kind: str, dv: JsonObj) -> None:
-        """CDI's clone of a PVC (``spec.source.pvc``): Succeeded once its source exists (CDI
-        waits for a missing source; so does this)."""
-        meta, source = dv["metadata"], dv.get("spec", {}).get("source", {}).get("pvc")
-        if kind == "DELETED" or not source or dv.get("status", {}).get("phase"):
+        """CDI: a clone of a PVC (``spec.source.pvc``) Succeeded once its source exists (CDI
+        waits for a missing source; so does this); a blank one at once; one from a DataSource
+        (``spec.sourceRef``) once that DataSource exists. A DataVolume that succeeds lets
+        hot-plugged volumes waiting for it go on (virt-controller watches claims)."""
+        meta, spec = dv["metadata"], dv.get("spec", {})
+        if kind == "DELETED" or dv.get("status", {}).get("phase"):
+            if dv.get("status", {}).get("phase") == "Succeeded" and kind != "DELETED":
+                for vmi in self.client.items(k.VMIS, meta["namespace"]):
+                    sim_volumes.step(self.client, vmi)
             return
-        if self.client.get_or_none(k.DATA_VOLUMES, source["name"], source["namespace"]) is None:
+        source, ref = spec.get("source", {}), spec.get("sourceRef")
+        if "pvc" in source:
+            ready = self.client.get_or_none(k.DATA_VOLUMES, source["pvc"]["name"], source["pvc"]["namespace"]) is not None  # fmt: skip
+        elif "blank" in source:
+            ready = True
+        elif ref and ref.get("kind") == "DataSource" and not meta.get("ownerReferences"):
+            ns = ref.get("namespace") or meta["namespace"]
+            ready = self.client.get_or_none(k.DATA_SOURCES, ref["name"], ns) is not None
+        else:
+            return
+        if not ready:
             return
         status = {"status": {"phase": "Succeeded", "progress": "100.0%"}}
         self.client.patch(k.DATA_VOLUMES, meta["name"], status, meta["namespace"], sub="status")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import replace
 
 import pytest
@@ -42,18 +42,6 @@ SMALL = FlavorSpec("1", "m1.small", vcpus=1, memory_mb=512, root_gb=1)
 LARGE = FlavorSpec("2", "m1.large", vcpus=2, memory_mb=1024, root_gb=2)
 IMAGE = ImageSpec("155d900f-4e14-4e4c-a73d-069cbf4541e6", disk_format="qcow2")
 PORT = NetworkInterface("p-1", "n-1", "fa:16:3e:00:00:01", ("10.0.0.3",))
-
-
-@pytest.fixture
-def kube() -> KubeSession:
-    return kube_env.session()
-
-
-@pytest.fixture
-def driver(kube: KubeSession) -> Iterator[KubevirtDriver]:
-    drv = kube.driver("host-a", kube.node_prefix())
-    yield drv
-    drv.cleanup_host("host-a")
 
 
 def make_spec(flavor: FlavorSpec = SMALL) -> InstanceSpec:
@@ -335,24 +323,15 @@ def test_destroy_cascades_and_is_idempotent(kube: KubeSession, driver: KubevirtD
 
 
 def test_hotplug_edits_the_vm_template(driver: KubevirtDriver) -> None:
-    from openkeel.virt.model import VolumeAttachment
-
+    """NIC hot-plug; volumes: test_volumes_k8s.py."""
     spec = make_spec()
     driver.spawn(spec)
-    driver.attach_volume(spec.ref, VolumeAttachment("vol-1", "/dev/sdb"))
     driver.attach_interface(spec.ref, replace(PORT, port_id="p-2", mac_address="fa:16:3e:00:00:02"))  # fmt: skip
     template = vm_of(driver, spec)["spec"]["template"]["spec"]
-    assert {"name": "volume-vol-1", "persistentVolumeClaim": {"claimName": "volume-vol-1", "hotpluggable": True}} in template["volumes"]  # fmt: skip
     assert [i["name"] for i in template["domain"]["devices"]["interfaces"]] == ["port-p-1", "port-p-2"]  # fmt: skip
     driver.detach_interface(spec.ref, "p-2")
-    driver.detach_volume(spec.ref, "vol-1")
     template = vm_of(driver, spec)["spec"]["template"]["spec"]
     assert template["domain"]["devices"]["interfaces"][1]["state"] == "absent"
-    assert all(v["name"] != "volume-vol-1" for v in template["volumes"])
-    # A volume of the all-in-one's simulated back end is a file, not a PVC: refused.
-    local = VolumeAttachment("vol-2", "/dev/sdc", {"driver_volume_type": "local"})
-    with pytest.raises(errors.NotSupported):
-        driver.attach_volume(spec.ref, local)
 
 
 def test_nodes_are_hypervisors_with_zones(kube: KubeSession) -> None:

@@ -270,7 +270,9 @@ def test_every_operation_with_the_manifest_rbac(sa_client: Recording, applied: A
         source.migrate_disk_and_power_off(spec, "host-a", LARGE)
         source.finish_migration(migration, replace(spec, flavor=LARGE), DiskTransfer(spec.uuid), resize_instance=True)  # fmt: skip
         source.confirm_migration(migration, spec.ref)
-        source.attach_volume(spec.ref, VolumeAttachment("vol-1", "/dev/sdb"))
+        blank = {"driver_volume_type": "kubevirt", "data": {"claim_kind": "dataVolume", "size_gb": 1,
+                                                            "populate": {"blank": {}}}}  # fmt: skip
+        source.attach_volume(spec.ref, VolumeAttachment("vol-1", "/dev/sdb", blank))
         source.detach_volume(spec.ref, "vol-1")
         source.attach_interface(spec.ref, replace(PORT, port_id="p-2", mac_address="fa:16:3e:00:00:02"))  # fmt: skip
         source.detach_interface(spec.ref, "p-2")

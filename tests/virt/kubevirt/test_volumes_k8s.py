@@ -1,0 +1,256 @@
+"""Cinder volumes of KubeVirt guests on a real kube-apiserver (+ the simulator's hot-plug).
+
+Attach/detach through the addvolume/removevolume subresources on a running VM (waiting for the
+VMI's volumeStatus), the template on a stopped one, the clear NotSupported without the
+HotplugVolumes feature gate, boot from volume (the root disk is the volume's claim), and the
+connection info that names a claim (decision 0067). Skips locally when the server is not
+answering, fails under CI (see kube_env).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+
+import pytest
+
+from openkeel.domain.states import PowerState
+from openkeel.virt import errors
+from openkeel.virt.kubevirt import client as k
+from openkeel.virt.kubevirt.driver import KubevirtDriver
+from openkeel.virt.kubevirt.manifests import claims, naming
+from openkeel.virt.model import BlockDevice, InstanceSpec, JsonValue, VolumeAttachment
+from tests.virt.kubevirt import sim_volumes
+from tests.virt.kubevirt.kube_env import KubeSession
+from tests.virt.kubevirt.test_driver_k8s import make_spec, vm_of, vmi_of
+
+
+@pytest.fixture
+def no_hotplug(kube: KubeSession) -> Iterator[None]:
+    """The cluster's KubeVirt without the HotplugVolumes feature gate."""
+    kube.virt_api.hotplug.enabled = False
+    try:
+        yield
+    finally:
+        kube.virt_api.hotplug.enabled = True
+
+
+def kubevirt_info(volume_id: str, populate: dict[str, JsonValue] | None = None) -> dict[str, JsonValue]:  # fmt: skip
+    """What the embedded volume service answers a KubeVirt host (a blank DataVolume)."""
+    return {"driver_volume_type": "kubevirt",
+            "data": {"volume_id": volume_id, "claim_name": naming.volume_claim_name(volume_id),
+                     "claim_kind": "dataVolume", "namespace": None, "size_gb": 1,
+                     "populate": populate or {"blank": {}}}}  # fmt: skip
+
+
+def attachment(volume_id: str) -> VolumeAttachment:
+    return VolumeAttachment(volume_id, "/dev/sdb", kubevirt_info(volume_id))
+
+
+def template(driver: KubevirtDriver, spec: InstanceSpec) -> k.JsonObj:
+    found: k.JsonObj = vm_of(driver, spec)["spec"]["template"]["spec"]
+    return found
+
+
+def volume_names(spec: k.JsonObj) -> list[str]:
+    return [v["name"] for v in spec.get("volumes", [])]
+
+
+def hotplug_pods(kube: KubeSession, ns: str) -> list[k.JsonObj]:
+    return kube.client.items(k.PODS, ns, f"{sim_volumes.POD_LABEL}={sim_volumes.POD_VALUE}")
+
+
+def test_attach_to_a_running_guest_hot_plugs_and_waits_for_ready(
+    kube: KubeSession, driver: KubevirtDriver
+) -> None:
+    spec = make_spec()
+    driver.spawn(spec)
+    ns, volume_id = driver._ns(spec.ref), str(uuid.uuid4())
+    name = naming.volume_claim_name(volume_id)
+    driver.attach_volume(spec.ref, attachment(volume_id))
+    # The volume's own DataVolume (no owner, no server label: it outlives the server).
+    dv = kube.client.get(k.DATA_VOLUMES, name, ns)
+    assert dv["metadata"]["annotations"][naming.ANNOTATION_VOLUME_ID] == volume_id
+    assert "ownerReferences" not in dv["metadata"]
+    assert naming.LABEL_SERVER_ID not in dv["metadata"]["labels"]
+    # Through virt-api (the request is queued on the VM, virt-controller edits the template)
+    assert ("addvolume", naming.vm_name(spec.uuid)) in kube.virt_api.calls
+    tmpl = template(driver, spec)
+    assert {"name": name, "dataVolume": {"name": name, "hotpluggable": True}} in tmpl["volumes"]
+    disk = next(d for d in tmpl["domain"]["devices"]["disks"] if d["name"] == name)
+    assert disk == {"name": name, "disk": {"bus": "scsi"}, "serial": volume_id[:20]}
+    assert not vm_of(driver, spec).get("status", {}).get("volumeRequests")
+    # ...and returns once the VMI says Ready, with its attachment pod.
+    vmi = vmi_of(driver, spec)
+    assert vmi is not None
+    status = next(s for s in vmi["status"]["volumeStatus"] if s["name"] == name)
+    assert status["phase"] == "Ready" and status["target"].startswith("sd")
+    pods = hotplug_pods(kube, ns)
+    assert [p["metadata"]["name"] for p in pods] == [status["hotplugVolume"]["attachPodName"]]
+    driver.attach_volume(spec.ref, attachment(volume_id))  # again: nothing more
+    assert kube.virt_api.calls.count(("addvolume", naming.vm_name(spec.uuid))) == 1
+
+    driver.detach_volume(spec.ref, volume_id)
+    vmi = vmi_of(driver, spec)
+    assert vmi is not None
+    assert all(s["name"] != name for s in vmi["status"].get("volumeStatus", []))
+    assert name not in volume_names(vmi["spec"]) and name not in volume_names(template(driver, spec))  # fmt: skip
+    assert hotplug_pods(kube, ns) == []
+    driver.detach_volume(spec.ref, volume_id)  # again: nothing to do
+    assert kube.virt_api.calls.count(("removevolume", naming.vm_name(spec.uuid))) == 1
+    assert kube.client.get_or_none(k.DATA_VOLUMES, name, ns) is not None  # the volume stays
+    assert driver.get_info(spec.ref).state == PowerState.RUNNING
+
+
+def test_attach_to_a_stopped_guest_edits_the_template_and_plugs_at_start(
+    kube: KubeSession, driver: KubevirtDriver
+) -> None:
+    spec = make_spec()
+    driver.spawn(spec, power_on=False)
+    volume_id = str(uuid.uuid4())
+    name = naming.volume_claim_name(volume_id)
+    driver.attach_volume(spec.ref, attachment(volume_id))
+    assert ("addvolume", naming.vm_name(spec.uuid)) not in kube.virt_api.calls
+    assert name in volume_names(template(driver, spec))
+    driver.power_on(spec)
+    # A hotpluggable volume of the template is plugged after the VMI starts; attaching again
+    # waits for it to be Ready.
+    driver.attach_volume(spec.ref, attachment(volume_id))
+    vmi = vmi_of(driver, spec)
+    assert vmi is not None
+    assert next(s for s in vmi["status"]["volumeStatus"] if s["name"] == name)["phase"] == "Ready"
+    driver.power_off(spec.ref)
+    driver.detach_volume(spec.ref, volume_id)
+    assert name not in volume_names(template(driver, spec))
+    assert ("removevolume", naming.vm_name(spec.uuid)) not in kube.virt_api.calls
+
+
+@pytest.mark.usefixtures("no_hotplug")
+def test_without_the_feature_gate_hot_plug_is_not_supported(
+    kube: KubeSession, driver: KubevirtDriver
+) -> None:
+    spec = make_spec()
+    driver.spawn(spec)
+    volume_id = str(uuid.uuid4())
+    with pytest.raises(errors.NotSupported, match="HotplugVolumes feature gate"):
+        driver.attach_volume(spec.ref, attachment(volume_id))
+    assert naming.volume_claim_name(volume_id) not in volume_names(template(driver, spec))
+    assert driver.get_info(spec.ref).state == PowerState.RUNNING
+
+
+def test_a_claim_that_never_binds_times_out_clearly(kube: KubeSession) -> None:
+    drv = kube.driver("host-a", kube.node_prefix())
+    try:
+        spec = make_spec()
+        drv.spawn(spec)
+        drv.wait_timeout = 0.5  # the claim below never appears: no wait would end otherwise
+        missing = VolumeAttachment("vol-missing", "/dev/sdb")  # a PVC named volume-vol-missing
+        with pytest.raises(errors.TransientDriverError, match="volumeStatus: Pending"):
+            drv.attach_volume(spec.ref, missing)
+        # A PVC that appears later is plugged: attaching again completes.
+        ns = drv._ns(spec.ref)
+        pvc = {"metadata": {"name": "volume-vol-missing", "namespace": ns},
+               "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}  # fmt: skip
+        kube.client.create(k.PVCS, pvc)
+        drv.wait_timeout = 60.0
+        vmi = vmi_of(drv, spec)
+        assert vmi is not None
+        kube.simulator.on_vmi("MODIFIED", vmi)  # virt-controller notices the new claim
+        drv.attach_volume(spec.ref, missing)
+        drv.detach_volume(spec.ref, "vol-missing")
+    finally:
+        drv.cleanup_host("host-a")
+
+
+def test_the_stand_in_keeps_kubevirts_hot_plug_rules(
+    kube: KubeSession, driver: KubevirtDriver
+) -> None:
+    spec = make_spec()
+    driver.spawn(spec)
+    ns, vm = driver._ns(spec.ref), naming.vm_name(spec.uuid)
+    source = {"persistentVolumeClaim": {"claimName": "c"}}
+    virtio = {"name": "v", "disk": {"name": "v", "disk": {"bus": "virtio"}}, "volumeSource": source}
+    with pytest.raises(k.KubeError, match="does not use a scsi bus") as refused:
+        kube.virt_api.add_volume(ns, vm, virtio)
+    assert refused.value.status == 400
+    with pytest.raises(k.KubeError, match="cannot have type cdrom"):
+        kube.virt_api.add_volume(ns, vm, {**virtio, "disk": {"cdrom": {"bus": "scsi"}}})
+    # A volume of the VM's definition is not hot-unpluggable.
+    with pytest.raises(k.KubeError, match="not hotpluggable"):
+        kube.virt_api.remove_volume(ns, vm, "root")
+    kube.virt_api.hotplug.enabled = False
+    try:
+        with pytest.raises(k.KubeError, match="feature gate not enabled"):
+            kube.virt_api.remove_volume(ns, vm, "root")
+    finally:
+        kube.virt_api.hotplug.enabled = True
+
+
+def test_local_and_foreign_connections_are_not_supported(driver: KubevirtDriver) -> None:
+    spec = make_spec()
+    driver.spawn(spec)
+    for kind in ("local", "iscsi"):
+        info: dict[str, JsonValue] = {"driver_volume_type": kind, "data": {}}
+        with pytest.raises(errors.NotSupported, match=f"'{kind}' volume"):
+            driver.attach_volume(spec.ref, VolumeAttachment("vol-2", "/dev/sdc", info))
+    other_ns = kubevirt_info("vol-3")
+    assert isinstance(other_ns["data"], dict)
+    other_ns["data"]["namespace"] = "elsewhere"
+    with pytest.raises(errors.PermanentDriverError, match="outside the namespace"):
+        driver.attach_volume(spec.ref, VolumeAttachment("vol-3", "/dev/sdc", other_ns))
+
+
+def test_boot_from_volume_uses_the_volumes_claim_as_root_disk(
+    kube: KubeSession, driver: KubevirtDriver
+) -> None:
+    root_id, data_id = str(uuid.uuid4()), str(uuid.uuid4())
+    image = {"image_id": "155d900f-4e14-4e4c-a73d-069cbf4541e6"}
+    root = BlockDevice("image", "volume", 0, size_gb=1, volume_id=root_id,
+                       connection_info=kubevirt_info(root_id, image))  # fmt: skip
+    data = BlockDevice("volume", "volume", None, volume_id=data_id,
+                       connection_info=kubevirt_info(data_id))  # fmt: skip
+    base = make_spec()
+    spec = InstanceSpec(base.ref, base.hostname, base.user_id, base.flavor, None,
+                        block_devices=(root, data), network=base.network)  # fmt: skip
+    driver.spawn(spec)
+    ns = driver._ns(spec.ref)
+    tmpl = template(driver, spec)
+    vm = vm_of(driver, spec)
+    assert not vm["spec"].get("dataVolumeTemplates")  # no image root disk of the server's own
+    root_name, data_name = naming.volume_claim_name(root_id), naming.volume_claim_name(data_id)
+    assert {"name": "root", "dataVolume": {"name": root_name}} in tmpl["volumes"]
+    assert {"name": data_name, "dataVolume": {"name": data_name, "hotpluggable": True}} in tmpl["volumes"]  # fmt: skip
+    root_dv = kube.client.get(k.DATA_VOLUMES, root_name, ns)
+    assert root_dv["spec"]["sourceRef"]["name"] == naming.image_data_source_name(image["image_id"])
+    # The data volume was defined hotpluggable: it is unplugged while the guest runs.
+    driver.detach_volume(spec.ref, data_id)
+    assert data_name not in volume_names(template(driver, spec))
+    driver.destroy(spec.ref)
+    # The volumes are Cinder's: the server's delete leaves them.
+    assert kube.client.get_or_none(k.DATA_VOLUMES, root_name, ns) is not None
+    assert kube.client.get_or_none(k.DATA_VOLUMES, data_name, ns) is not None
+
+
+def test_a_volume_the_vm_was_defined_with_unplugs_only_when_stopped(
+    driver: KubevirtDriver,
+) -> None:
+    base = make_spec()
+    legacy = BlockDevice("volume", "volume", None, volume_id="vol-old")  # no connection type
+    spec = InstanceSpec(base.ref, base.hostname, base.user_id, base.flavor, base.image,
+                        block_devices=(legacy,), network=base.network)  # fmt: skip
+    driver.spawn(spec)
+    with pytest.raises(errors.NotSupported, match="stop the server first"):
+        driver.detach_volume(spec.ref, "vol-old")
+    driver.power_off(spec.ref)
+    driver.detach_volume(spec.ref, "vol-old")
+    tmpl = template(driver, spec)
+    assert all(d.get("serial") != "vol-old" for d in tmpl["domain"]["devices"]["disks"])
+
+
+def test_claim_of_connection_info() -> None:
+    assert claims.claim_of("v1", {}) == claims.Claim("v1", "volume-v1")
+    found = claims.claim_of("v1", kubevirt_info("v1"))
+    assert (found.name, found.kind, found.size_gb, found.populate) == ("volume-v1", "dataVolume", 1, {"blank": {}})  # fmt: skip
+    assert claims.volume_source(found, hotpluggable=True) == {"dataVolume": {"name": "volume-v1", "hotpluggable": True}}  # fmt: skip
+    pvc = claims.claim_of("v2", {"driver_volume_type": "kubevirt", "data": {"claim_name": "csi-7"}})
+    assert claims.volume_source(pvc, hotpluggable=False) == {"persistentVolumeClaim": {"claimName": "csi-7"}}  # fmt: skip
