@@ -82,7 +82,8 @@ def noauth_clouds_yaml(
 ) -> str:
     """The ``clouds.yaml`` entry when ``[api] auth_strategy = noauth2`` (the token ``notused``
     is admin); image calls go to the embedded image API, not to Nova's ``/v2.1/images``
-    proxy, and network calls to the embedded network API."""
+    proxy, network calls to the embedded network API and volume calls to the embedded
+    volume API (always served, beside Nova's under ``/volume``)."""
     image_line = f"    image_endpoint_override: {image}\n" if image else ""
     image_line += f"    network_endpoint_override: {network}\n" if network else ""
     return (
@@ -94,6 +95,8 @@ def noauth_clouds_yaml(
         f"    compute_endpoint_override: {url}\n"
         "    identity_api_version: 3\n"
         f"    identity_endpoint_override: {identity}\n"
+        f"    block_storage_endpoint_override: {url.rsplit('/v2.1', 1)[0]}/volume/v3\n"
+        "    volume_api_version: 3\n"
         f"{image_line}"
         "    region_name: RegionOne\n"
     )
