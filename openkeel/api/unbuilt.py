@@ -21,13 +21,6 @@ ROUTES: tuple[tuple[str, str, str, str], ...] = (
     ("GET", "/os-baremetal-nodes/{id}", "2.1", "2.35"),
     ("DELETE", "/os-baremetal-nodes/{id}", "2.1", "2.35"),
     # simple_tenant_usage
-    # volumes_boot
-    ("GET", "/os-volumes_boot", "2.1", "2.102"),
-    ("POST", "/os-volumes_boot", "2.1", "2.102"),
-    ("GET", "/os-volumes_boot/detail", "2.1", "2.102"),
-    ("GET", "/os-volumes_boot/{id}", "2.1", "2.102"),
-    ("PUT", "/os-volumes_boot/{id}", "2.1", "2.102"),
-    ("DELETE", "/os-volumes_boot/{id}", "2.1", "2.102"),
     # server_shares
     ("GET", "/servers/{server_id}/shares", "2.97", "2.104"),
     ("POST", "/servers/{server_id}/shares", "2.97", "2.104"),
@@ -37,15 +30,6 @@ ROUTES: tuple[tuple[str, str, str, str], ...] = (
 ACTIONS: tuple[tuple[str, str, str, str], ...] = (
     ("/os-baremetal-nodes/{id}/action", "add_interface", "2.1", "2.35"),
     ("/os-baremetal-nodes/{id}/action", "remove_interface", "2.1", "2.35"),
-    ("/os-volumes_boot/{id}/action", "confirmResize", "2.1", "2.102"),
-    ("/os-volumes_boot/{id}/action", "createImage", "2.1", "2.102"),
-    ("/os-volumes_boot/{id}/action", "os-start", "2.1", "2.102"),
-    ("/os-volumes_boot/{id}/action", "os-stop", "2.1", "2.102"),
-    ("/os-volumes_boot/{id}/action", "reboot", "2.1", "2.102"),
-    ("/os-volumes_boot/{id}/action", "rebuild", "2.1", "2.102"),
-    ("/os-volumes_boot/{id}/action", "resize", "2.1", "2.102"),
-    ("/os-volumes_boot/{id}/action", "revertResize", "2.1", "2.102"),
-    ("/os-volumes_boot/{id}/action", "trigger_crash_dump", "2.17", "2.102"),
 )
 
 

@@ -17,6 +17,7 @@ from openkeel.db.volume_store import VolumeStore
 from openkeel.image_api.services import ImageApiServices, image_api_services
 from openkeel.volume.embedded.files import VolumeFiles
 from openkeel.volume.embedded.service import Caller, ImageCopy, ImageSource, VolumeService
+from openkeel.volume.factory import provide_images
 from openkeel.volume_api.app import Identify, build_volume_app
 
 
@@ -76,4 +77,5 @@ def with_volume_api(app: Any, compute: ComputeApiApp, services: ApiServices) -> 
     state_path = services.conf.state_path
     images = image_source(image_api_services(services.api_db, Path(state_path)))
     service = volume_service(services.api_db, state_path, images)
+    provide_images(services.conf, services.api_db, images)  # boot from volume: image→volume
     return build_volume_app(app, service, volume_identity(compute.authenticator))

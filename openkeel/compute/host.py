@@ -8,7 +8,8 @@ plain functions that tests can call directly.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -78,6 +79,8 @@ class ComputeHost:
     events: InstanceEventWaiters = field(default_factory=InstanceEventWaiters)
     # Notifications of this host (publisher nova-compute:<host>); the default sends nothing.
     notifier: Notifier = field(default_factory=Notifier)
+    # How the host waits between polls (a volume being created); tests pass their own.
+    sleep: Callable[[float], None] = time.sleep
 
     def net_ref(
         self, uuid: str, project_id: str, security_groups: tuple[str, ...] = ()

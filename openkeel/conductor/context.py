@@ -109,15 +109,21 @@ class ConductorDeps:
         except InstanceNotFound:
             LOG.debug("Instance %s was already removed", uuid)
 
-    def bury_in_cell0(self, instance: Instance, exc: BaseException) -> None:
-        """Create the instance in cell0 in ERROR with a fault, then hand the build over to
+    def bury_in_cell0(
+        self,
+        instance: Instance,
+        exc: BaseException,
+        mappings: Sequence[Mapping[str, Any]] = (),
+    ) -> None:
+        """Create the instance in cell0 in ERROR with a fault (and its block device mappings,
+        whose reserved volumes the API's delete gives back), then hand the build over to
         cell0; if the build request is gone meanwhile, the cell0 row goes too."""
         cell0 = self.records(CELL0_UUID)
         buried = replace(
             instance, vm_state=VmState.ERROR.value, task_state=None, host=None, node=None
         )
         try:
-            cell0.create(buried)
+            cell0.create(buried, block_device_mappings=mappings)
         except sa.exc.IntegrityError:
             LOG.info("Instance %s is already in cell0", instance.uuid)
         cell0.add_fault(instance.uuid, exc, None)

@@ -67,6 +67,19 @@ OPTS = [
     cfg.StrOpt("default_schedule_zone", help="Zone for instances created without one."),
     cfg.StrOpt("state_path", default="./data", help="Top-level directory for state."),
     cfg.IntOpt("password_length", default=12, help="Length of generated instance passwords."),
+    cfg.IntOpt(
+        "block_device_allocate_retries",
+        default=60,
+        min=0,
+        help="How many more times compute checks whether a volume it created for a server "
+        "is available (0: once).",
+    ),
+    cfg.IntOpt(
+        "block_device_allocate_retries_interval",
+        default=3,
+        min=0,
+        help="Seconds between those checks.",
+    ),
 ]
 
 

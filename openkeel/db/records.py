@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import logging
 import traceback
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
 
 from openkeel.db.engine import reader
-from openkeel.db.repositories import instance_actions, instance_faults
+from openkeel.db.repositories import block_devices, instance_actions, instance_faults
 from openkeel.db.repositories import instances as instance_repo
 from openkeel.db.schema import cell as cell_schema
 from openkeel.db.softdelete import ReadDeleted, live
@@ -82,11 +82,18 @@ class InstanceRecords:
         with reader(self.db).connect() as conn:
             return instance_repo.get(conn, uuid, read_deleted=read_deleted)
 
-    def create(self, instance: Instance, *, action: ActionStart | None = None) -> Instance:
-        """Insert ``instance``; with ``action``, also its action (unless it exists) in the same
-        transaction."""
+    def create(
+        self,
+        instance: Instance,
+        *,
+        action: ActionStart | None = None,
+        block_device_mappings: Sequence[Mapping[str, Any]] = (),
+    ) -> Instance:
+        """Insert ``instance`` with the block device mappings it was requested with; with
+        ``action``, also its action (unless it exists) in the same transaction."""
         with self.db.begin() as conn:
             created = instance_repo.create(conn, instance)
+            block_devices.add_requested(conn, instance.uuid, tuple(block_device_mappings))
             if action is not None:
                 self._ensure_action(conn, instance.uuid, action)
             return created

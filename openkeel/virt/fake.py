@@ -64,7 +64,11 @@ def simulated_disk(spec: InstanceSpec, image_id: str) -> bytes:
     """The simulated guest's root disk as a snapshot sees it: a small raw disk whose first
     lines name the server, the image it booted from and the snapshot, then deterministic
     filler, so two snapshots of one server into one image id are byte-identical."""
-    source = spec.image.image_id if spec.image is not None else "volume"
+    root = spec.root_volume
+    if root is not None:
+        source = f"volume {root.volume_id}"
+    else:
+        source = spec.image.image_id if spec.image is not None else "volume"
     header = (
         f"OPENKEEL SIMULATED DISK\nserver {spec.uuid}\nbooted from {source}\nsnapshot {image_id}\n"
     ).encode()
@@ -97,6 +101,18 @@ def _copy_volume_data(old: VolumeAttachment, new: VolumeAttachment) -> None:
             out.seek(offset)
             out.write(os.pread(src.fileno(), end - offset, offset))
             offset = end
+
+
+def _boot_volumes(spec: InstanceSpec) -> dict[str, VolumeAttachment]:
+    """The volumes a guest is created with (the root one when volume-backed), plugged in as
+    hot-plugged ones are."""
+    return {
+        d.volume_id: VolumeAttachment(
+            d.volume_id, d.device_name or "", d.connection_info, d.disk_bus, d.device_type, d.tag
+        )
+        for d in spec.block_devices
+        if d.destination_type == "volume" and d.volume_id
+    }
 
 
 @dataclass
@@ -245,7 +261,13 @@ class FakeDriver(ComputeDriver):
         if nodename not in self.config.nodes:
             raise errors.PermanentDriverError(f"Node {nodename} is not managed by this host")
         with self._lock:
-            flavors = [g.spec.flavor for g in self._guests.values()]
+            specs = [g.spec for g in self._guests.values()]
+        flavors = [s.flavor for s in specs]
+        # A volume-backed guest's root disk is its volume, not this node's disk.
+        local_gb = sum(
+            (0 if s.root_volume is not None else s.flavor.root_gb) + s.flavor.ephemeral_gb
+            for s in specs
+        )
         cfg = self.config
         cpu = {"arch": "x86_64", "model": "Nehalem", "vendor": "Intel", "features": ["pge", "clflush"],
                "topology": {"cores": 1, "threads": 1, "sockets": 4}}  # fmt: skip
@@ -256,7 +278,7 @@ class FakeDriver(ComputeDriver):
             local_gb=cfg.local_gb,
             vcpus_used=sum(f.vcpus for f in flavors),
             memory_mb_used=sum(f.memory_mb for f in flavors),
-            local_gb_used=sum(f.root_gb + f.ephemeral_gb for f in flavors),
+            local_gb_used=local_gb,
             hypervisor_type=cfg.hypervisor_type,
             hypervisor_version=cfg.hypervisor_version,
             hypervisor_hostname=nodename,
@@ -300,7 +322,8 @@ class FakeDriver(ComputeDriver):
                 raise errors.InstanceExists(instance.uuid)
             if existing is None:
                 self._guests[instance.uuid] = _Guest(instance, PowerState.SHUTDOWN,
-                                                     ports={v.port_id: v for v in instance.network})  # fmt: skip
+                                                     ports={v.port_id: v for v in instance.network},
+                                                     volumes=_boot_volumes(instance))  # fmt: skip
         if instance.config_drive and instance.config_drive_files:
             self._write_config_drive(instance)
         if power_on:

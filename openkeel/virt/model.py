@@ -95,6 +95,8 @@ class InstanceSpec:
     user_id: str
     flavor: FlavorSpec
     image: ImageSpec | None  # None when booted from volume
+    # The server's block device mappings, boot order first (compute's build fills them:
+    # volumes created and attached); empty for operations that do not change disks.
     block_devices: tuple[BlockDevice, ...] = ()
     network: tuple[NetworkInterface, ...] = ()
     user_data: str | None = None  # base64, as the API received it
@@ -110,6 +112,16 @@ class InstanceSpec:
     @property
     def uuid(self) -> str:
         return self.ref.uuid
+
+    @property
+    def root_volume(self) -> BlockDevice | None:
+        """The volume the guest boots from (boot index 0, destination volume, attached on
+        Cinder's side: ``connection_info`` says how to reach it), None when the root disk is
+        local (the image's, sized by the flavor). Drivers make it the root disk."""
+        for device in self.block_devices:
+            if device.boot_index == 0 and device.destination_type == "volume":
+                return device
+        return None
 
 
 @dataclass(frozen=True)

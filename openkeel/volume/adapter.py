@@ -71,12 +71,13 @@ class SnapshotInfo:
 
 @dataclass(frozen=True)
 class NewVolume:
-    """A volume to create (the ``os-volumes`` proxy)."""
+    """A volume to create (the ``os-volumes`` proxy; compute for boot from volume)."""
 
     size: int | None
     name: str | None = None
     description: str | None = None
     snapshot_id: str | None = None
+    image_id: str | None = None  # Cinder's imageRef: a bootable volume with the image's data
     volume_type: str | None = None
     metadata: Mapping[str, str] | None = None
     availability_zone: str | None = None

@@ -9,6 +9,7 @@ the network adapter is.
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 import sqlalchemy as sa
 from oslo_config import cfg
@@ -37,3 +38,13 @@ def get_volume_adapter(conf: cfg.ConfigOpts, api_db: sa.Engine) -> VolumeAdapter
             adapter = EmbeddedVolumes(api_db, conf.state_path)
         setattr(api_db, _ATTRIBUTE, (conf, adapter))
     return adapter
+
+
+def provide_images(conf: cfg.ConfigOpts, api_db: sa.Engine, images: Any) -> None:
+    """Let the embedded volume service make volumes from images (``images``: its
+    ``ImageSource``); called by the composition root that knows the image service."""
+    from openkeel.volume.embedded.adapter import EmbeddedVolumes
+
+    adapter = get_volume_adapter(conf, api_db)
+    if isinstance(adapter, EmbeddedVolumes):
+        adapter.use_images(images)

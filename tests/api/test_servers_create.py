@@ -148,8 +148,8 @@ def test_one_request_builds_a_bounded_number_of_servers(
             {"block_device_mapping_v2": [{"source_type": "volume", "destination_type": "volume",
               "uuid": "6b8b4567-0000-4000-8000-000000000003", "boot_index": 0}]},
             "2.1",
-            "Block Device Mapping is Invalid: failed to get volume "
-            "6b8b4567-0000-4000-8000-000000000003.",
+            # Nova's API answers Cinder's VolumeNotFound with 400.
+            "Volume 6b8b4567-0000-4000-8000-000000000003 could not be found.",
         ),
         (
             {"hostname": "h1", "max_count": 2, "networks": "none"},

@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from openkeel import metrics
 from openkeel.compute import config_drive, guest, notifying
 from openkeel.compute.host import ComputeHost
+from openkeel.compute.operations import boot_volumes
 from openkeel.compute.operations.outcome import GONE, free_allocations, set_error
 from openkeel.compute.vif_plugging import VirtualInterfaceCreateFailed, plugging_vifs
 from openkeel.domain.errors import ComputeError
@@ -51,23 +53,23 @@ def build_and_run(host: ComputeHost, context: CallContext, args: BuildAndRunInst
         failure: BaseException | None = None
         outcome = "active"
         try:
-            _build(host, args)
+            _build(host, context, args)
         except GONE as exc:
             LOG.info("Instance %s was deleted during its build", uuid)
-            _cleanup(host, uuid, args)
+            _cleanup(host, context, uuid)
             failure, outcome = exc, "deleted"
         except InstanceUpdateConflict as exc:
             LOG.warning("Build of %s lost a state race: %s", uuid, exc)
-            _cleanup(host, uuid, args)
+            _cleanup(host, context, uuid)
             failure, outcome = exc, "conflict"
         except Exception as exc:
             LOG.exception("Build of instance %s failed", uuid)
             failure, outcome = exc, "failed"
-            if _cleanup(host, uuid, args):
+            if _cleanup(host, context, uuid):
                 _after_failure(host, context, args, exc)
             else:
                 outcome = "aborted"
-                _abort(host, uuid, exc)
+                _abort(host, context, uuid, exc)
         metrics.count_build(outcome)
         notifying.finished(host, context, uuid, EVENT, failure)
         host.records.event_finish(uuid, context.request_id, EVENT, failure)
@@ -79,7 +81,7 @@ def _step(host: ComputeHost, uuid: str, task: TaskState | None, expected: Any) -
     )
 
 
-def _build(host: ComputeHost, args: BuildAndRunInstance) -> None:
+def _build(host: ComputeHost, context: CallContext, args: BuildAndRunInstance) -> None:
     uuid = args.instance_uuid
     # A build settled meanwhile (ERROR after a restart, or by the conductor's orphan sweep)
     # is never revived by a cast that arrives late.
@@ -99,8 +101,9 @@ def _build(host: ComputeHost, args: BuildAndRunInstance) -> None:
         InstanceUpdate(task_state=TaskState.BLOCK_DEVICE_MAPPING.value, network_info=network_info),
         expected_task_state=TaskState.NETWORKING.value,
     )
+    devices = boot_volumes.prepare(host, context, uuid)
     instance = _step(host, uuid, TaskState.SPAWNING, TaskState.BLOCK_DEVICE_MAPPING.value)
-    spec = guest.instance_spec(host.conf, instance, network_info)
+    spec = replace(guest.instance_spec(host.conf, instance, network_info), block_devices=devices)
     if config_drive.required(host.conf, instance) and not instance.config_drive:
         # forced (option or image): the server shows it has one, as Nova records it
         host.records.update(uuid, InstanceUpdate(config_drive="True"))
@@ -120,9 +123,11 @@ def _build(host: ComputeHost, args: BuildAndRunInstance) -> None:
     )
 
 
-def _cleanup(host: ComputeHost, uuid: str, args: BuildAndRunInstance) -> bool:
-    """Remove what a failed build may have left: the guest and the network allocation.
-    False when the guest could not be destroyed (it may still be there)."""
+def _cleanup(host: ComputeHost, context: CallContext, uuid: str) -> bool:
+    """Remove what a failed build may have left: the guest, the volume attachments (the
+    volumes stay mapped: a reschedule attaches them again, a delete releases them) and the
+    network allocation. False when the guest could not be destroyed (it may still be
+    there)."""
     try:
         instance = host.records.get(uuid, read_deleted="yes")
     except InstanceNotFound:
@@ -133,6 +138,7 @@ def _cleanup(host: ComputeHost, uuid: str, args: BuildAndRunInstance) -> bool:
     except Exception:
         LOG.exception("Could not destroy the guest of failed build %s", uuid)
         destroyed = False
+    boot_volumes.detach_all(host, context, uuid)
     try:
         host.network.deallocate_for_instance(host.net_ref(uuid, instance.project_id))
         if not instance.deleted:
@@ -142,12 +148,13 @@ def _cleanup(host: ComputeHost, uuid: str, args: BuildAndRunInstance) -> bool:
     return destroyed
 
 
-def _abort(host: ComputeHost, uuid: str, exc: BaseException) -> None:
+def _abort(host: ComputeHost, context: CallContext, uuid: str, exc: BaseException) -> None:
     """A failed build whose guest could not be cleaned up is not rescheduled (Nova's
     BuildAbortException): another host would build a second guest while this one may still
     run. The server goes to ERROR and, unlike Nova, keeps this host and its allocation, so
     that deleting it reaches this host's driver, which removes what is left."""
     LOG.error("Build of %s failed and its guest could not be cleaned up: not rescheduled", uuid)
+    boot_volumes.discard(host, context, uuid)
     set_error(host, uuid, BuildAborted(uuid, exc))
 
 
@@ -177,8 +184,11 @@ def _after_failure(
     retry = args.filter_properties.get("retry")
     if isinstance(exc, VirtualInterfaceCreateFailed):
         exc = NetworkBuildAborted(args.instance_uuid)
+    elif isinstance(exc, boot_volumes.BlockDevicePrepFailed):
+        pass  # as Nova: a build whose volumes failed is not rescheduled
     elif isinstance(retry, Mapping) and _reschedule(host, context, args, retry, exc):
         return
+    boot_volumes.discard(host, context, args.instance_uuid)
     set_error(host, args.instance_uuid, exc)
     free_allocations(host, args.instance_uuid)
 

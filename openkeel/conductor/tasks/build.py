@@ -74,15 +74,16 @@ class ScheduleAndBuildTask:
         except Exception as exc:
             LOG.warning("Scheduling of %s failed: %s", uuids, exc)
             for index, build in enumerate(pending):
-                self.deps.bury_in_cell0(build.instance, exc)
+                self.deps.bury_in_cell0(build.instance, exc, build.block_device_mappings)
                 self._notify_error(build.instance_uuid, self._spec_for(index), exc)
             return
         for build, host_list in zip(pending, host_lists, strict=False):
             try:
-                self._build_one(build.instance, [SelectedHost.from_primitive(s) for s in host_list])
+                selected = [SelectedHost.from_primitive(s) for s in host_list]
+                self._build_one(build.instance, selected, build.block_device_mappings)
             except Exception as exc:
                 LOG.exception("Build of %s failed in conductor", build.instance_uuid)
-                self.rollback(build.instance, exc)
+                self.rollback(build.instance, exc, build.block_device_mappings)
 
     def _notify_error(self, uuid: str, spec: Mapping[str, Any], exc: BaseException) -> None:
         """``compute_task.build_instances.error``: the server could not be scheduled (ERROR)."""
@@ -114,7 +115,12 @@ class ScheduleAndBuildTask:
         assert isinstance(answer, list) and len(answer) == len(uuids), answer
         return [list(host_list) for host_list in answer]  # type: ignore[arg-type]
 
-    def _build_one(self, instance: Instance, host_list: list[SelectedHost]) -> None:
+    def _build_one(
+        self,
+        instance: Instance,
+        host_list: list[SelectedHost],
+        mappings: Sequence[Mapping[str, Any]] = (),
+    ) -> None:
         chosen, alternates = host_list[0], host_list[1:]
         cell_uuid = chosen.cell_uuid or self._cell_of(chosen.host)
         records = self.deps.records(cell_uuid)
@@ -131,6 +137,7 @@ class ScheduleAndBuildTask:
             action=ActionStart(
                 "create", self.context.request_id, self.context.user_id, self.context.project_id
             ),
+            block_device_mappings=mappings,
         )
         if not self.deps.hand_over(instance.uuid, cell_uuid):
             LOG.info("Server %s was deleted while being scheduled: cleaning up", instance.uuid)
@@ -152,7 +159,9 @@ class ScheduleAndBuildTask:
         with reader(self.deps.api_db).connect() as conn:
             return host_mappings.get(conn, host).cell_uuid
 
-    def rollback(self, instance: Instance, exc: BaseException) -> None:
+    def rollback(
+        self, instance: Instance, exc: BaseException, mappings: Sequence[Mapping[str, Any]] = ()
+    ) -> None:
         """ERROR + fault where the instance is (cell or cell0); allocations freed. A server
         deleted meanwhile (no mapping any more) only loses its allocations and cell row."""
         self.deps.free_allocations(instance.uuid)
@@ -163,7 +172,7 @@ class ScheduleAndBuildTask:
                 self.deps.discard(self.deps.records(cell_uuid), instance.uuid)
             return
         if mapping.cell_uuid is None:
-            self.deps.bury_in_cell0(instance, exc)
+            self.deps.bury_in_cell0(instance, exc, mappings)
             return
         self.deps.set_error(self.deps.records(mapping.cell_uuid), instance.uuid, exc)
 

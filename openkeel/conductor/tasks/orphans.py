@@ -79,7 +79,7 @@ def settle_build_request(deps: ConductorDeps, request: build_requests.BuildReque
     cell_uuid = _cell_holding(deps, uuid)
     if cell_uuid is None:
         LOG.warning("Build of %s was never scheduled and no service owns it: ERROR in cell0", uuid)
-        deps.bury_in_cell0(request.instance, BuildInterrupted())
+        deps.bury_in_cell0(request.instance, BuildInterrupted(), request.block_device_mappings)
         return True
     if not deps.hand_over(uuid, cell_uuid):
         return False  # a conductor or the user's delete took it meanwhile

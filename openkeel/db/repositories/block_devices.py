@@ -151,3 +151,91 @@ def of_volume(conn: sa.Connection, volume_id: str) -> list[VolumeMapping]:
     """The live mappings of ``volume_id`` in this cell (more than one: multiattach)."""
     query = sa.select(_BDM).where(_BDM.c.volume_id == volume_id, live(_BDM)).order_by(_BDM.c.id)
     return [_mapping(row) for row in conn.execute(query)]
+
+
+# -- the mappings a server was created with (boot from volume) ------------------------------
+
+_REQUESTED_FIELDS = (
+    "source_type", "destination_type", "guest_format", "device_type", "disk_bus", "boot_index",
+    "device_name", "delete_on_termination", "snapshot_id", "volume_id", "volume_size",
+    "volume_type", "image_id", "tag", "attachment_id",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class DeviceMapping:
+    """Any mapping of an instance (local or volume), as ``POST /servers`` asked for it; a
+    volume to create has no ``volume_id`` until compute made it."""
+
+    uuid: str
+    source_type: str
+    destination_type: str
+    boot_index: int | None
+    device_name: str | None = None
+    volume_id: str | None = None
+    snapshot_id: str | None = None
+    image_id: str | None = None
+    volume_size: int | None = None
+    volume_type: str | None = None
+    delete_on_termination: bool = False
+    attachment_id: str | None = None
+    guest_format: str | None = None
+    device_type: str | None = None
+    disk_bus: str | None = None
+    tag: str | None = None
+
+    @property
+    def is_volume(self) -> bool:
+        return self.destination_type == "volume"
+
+
+def add_requested(
+    conn: sa.Connection, instance_uuid: str, mappings: list[Mapping[str, Any]] | tuple[Any, ...]
+) -> None:
+    """The mappings of a server being created (the conductor, with its cell row)."""
+    now = utcnow()
+    rows = []
+    for mapping in mappings:
+        values = {k: mapping.get(k) for k in _REQUESTED_FIELDS}
+        boot_index = values["boot_index"]
+        values.update(
+            uuid=str(uuidlib.uuid4()), instance_uuid=instance_uuid,
+            boot_index=None if boot_index is None else int(boot_index),
+            delete_on_termination=bool(values["delete_on_termination"]),
+            no_device=False, created_at=now, updated_at=now, deleted=0,
+        )  # fmt: skip
+        rows.append(values)
+    if rows:
+        conn.execute(_BDM.insert(), rows)
+
+
+def devices_of(conn: sa.Connection, instance_uuid: str) -> list[DeviceMapping]:
+    """Every live mapping of the instance, oldest first."""
+    query = (
+        sa.select(_BDM).where(_BDM.c.instance_uuid == instance_uuid, live(_BDM)).order_by(_BDM.c.id)
+    )
+    return [_device(row) for row in conn.execute(query)]
+
+
+def _device(row: sa.Row[Any]) -> DeviceMapping:
+    return DeviceMapping(
+        uuid=row.uuid, source_type=row.source_type or "", boot_index=row.boot_index,
+        destination_type=row.destination_type or "", device_name=row.device_name,
+        volume_id=row.volume_id, snapshot_id=row.snapshot_id, image_id=row.image_id,
+        volume_size=row.volume_size, volume_type=row.volume_type,
+        delete_on_termination=bool(row.delete_on_termination),
+        attachment_id=row.attachment_id, guest_format=row.guest_format,
+        device_type=row.device_type, disk_bus=row.disk_bus, tag=row.tag,
+    )  # fmt: skip
+
+
+def set_fields(conn: sa.Connection, bdm_uuid: str, **values: Any) -> None:
+    """Record what compute made of a mapping: ``volume_id``, ``attachment_id``,
+    ``device_name``."""
+    allowed = {"volume_id", "attachment_id", "device_name"}
+    assert set(values) <= allowed, values
+    conn.execute(
+        _BDM.update()
+        .where(_BDM.c.uuid == bdm_uuid, live(_BDM))
+        .values(**values, updated_at=utcnow())
+    )

@@ -22,7 +22,14 @@ from openkeel.volume.adapter import (
 from openkeel.volume.embedded import migration
 from openkeel.volume.embedded.faults import NotFound, OverLimit, SnapshotMissing, VolumeFault
 from openkeel.volume.embedded.files import VolumeFiles
-from openkeel.volume.embedded.service import DEFAULT_TYPE, Caller, Row, VolumeService
+from openkeel.volume.embedded.service import (
+    DEFAULT_TYPE,
+    Caller,
+    ImageCopy,
+    ImageSource,
+    Row,
+    VolumeService,
+)
 from openkeel.volume.errors import (
     AttachmentNotFound,
     InvalidVolume,
@@ -46,10 +53,22 @@ def _caller(context: VolumeContext) -> Caller:
 class EmbeddedVolumes:
     """:class:`openkeel.volume.adapter.VolumeAdapter` over :class:`VolumeService`."""
 
-    def __init__(self, api_db: sa.Engine, state_path: str) -> None:
+    def __init__(
+        self, api_db: sa.Engine, state_path: str, images: ImageSource | None = None
+    ) -> None:
         store = VolumeStore(api_db)
         store.install()
-        self.service = VolumeService(store, VolumeFiles(Path(state_path) / "volumes"))
+        self._images = images
+        files = VolumeFiles(Path(state_path) / "volumes")
+        self.service = VolumeService(store, files, self._image)
+
+    def use_images(self, images: ImageSource) -> None:
+        """Where volumes made from an image (boot from volume) read it; the composition
+        root says, once the image service is known."""
+        self._images = images
+
+    def _image(self, caller: Caller, image_id: str) -> ImageCopy | None:
+        return self._images(caller, image_id) if self._images is not None else None
 
     def _run(self, call: Callable[[], T], missing: Exception) -> T:
         try:
@@ -90,7 +109,8 @@ class EmbeddedVolumes:
     def create_volume(self, context: VolumeContext, wanted: NewVolume) -> VolumeInfo:
         ref = {
             "size": wanted.size, "name": wanted.name, "description": wanted.description,
-            "snapshot_id": wanted.snapshot_id, "volume_type": wanted.volume_type,
+            "snapshot_id": wanted.snapshot_id, "imageRef": wanted.image_id,
+            "volume_type": wanted.volume_type,
             "metadata": wanted.metadata, "availability_zone": wanted.availability_zone,
         }  # fmt: skip
         row = self._run(lambda: self.service.create_volume(_caller(context), ref),

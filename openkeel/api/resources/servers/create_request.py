@@ -133,6 +133,7 @@ def create_command(req: ApiRequest) -> CreateServers:
         networks=parse_networks(server.get("networks")),
         block_device_mappings=bdms,
         legacy_bdm=legacy,
+        multiattach=req.at_least("2.60"),
         min_count=min_count,
         max_count=max_count,
         return_reservation_id=as_bool(server.get("return_reservation_id", False)),

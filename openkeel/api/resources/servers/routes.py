@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import Protocol
+
+from openkeel.api.microversion import v
 from openkeel.api.resources.servers import (
     handlers_actions,
     handlers_create,
@@ -16,7 +20,7 @@ from openkeel.api.resources.servers import schemas_create as create
 from openkeel.api.resources.servers import schemas_pending as pending
 from openkeel.api.resources.servers import schemas_query as query
 from openkeel.api.resources.servers import schemas_update as update
-from openkeel.api.routing import RouteTable, endpoint
+from openkeel.api.routing import Endpoint, RouteTable, endpoint
 from openkeel.api.validation import Versioned
 
 COLLECTION = "/servers"
@@ -59,8 +63,50 @@ LIST_QUERY = Versioned.of(
 SHOW_QUERY = Versioned.of(("2.0", query.SHOW_V21), ("2.102", query.SHOW_V2102))
 
 
+class _Routes(Protocol):
+    def add(self, method: str, template: str, ep: Endpoint) -> None: ...
+
+    def add_action(self, template: str, key: str, ep: Endpoint) -> None: ...
+
+
+# Nova's os-volumes_boot: the servers controller again, under another path, until 2.102,
+# with the actions of the servers controller itself (not those of other extensions).
+VOLUMES_BOOT_UNTIL = "2.102"
+_VOLUMES_BOOT_ACTIONS = frozenset(
+    {"confirmResize", "createImage", "os-start", "os-stop", "reboot", "rebuild", "resize",
+     "revertResize", "trigger_crash_dump"}
+)  # fmt: skip
+
+
+class _VolumesBoot:
+    """Registers what it is given under ``/os-volumes_boot`` instead of ``/servers``."""
+
+    def __init__(self, table: RouteTable) -> None:
+        self._table = table
+
+    @staticmethod
+    def _moved(template: str) -> str:
+        return "/os-volumes_boot" + template.removeprefix(COLLECTION)
+
+    @staticmethod
+    def _capped(ep: Endpoint) -> Endpoint:
+        return replace(ep, max_version=min(ep.max_version, v(VOLUMES_BOOT_UNTIL)))
+
+    def add(self, method: str, template: str, ep: Endpoint) -> None:
+        self._table.add(method, self._moved(template), self._capped(ep))
+
+    def add_action(self, template: str, key: str, ep: Endpoint) -> None:
+        if key in _VOLUMES_BOOT_ACTIONS:
+            self._table.add_action(self._moved(template), key, self._capped(ep))
+
+
 def register(table: RouteTable) -> None:
-    """Add the servers routes to ``table``."""
+    """Add the servers routes to ``table``, and their ``/os-volumes_boot`` proxy."""
+    _register(table)
+    _register(_VolumesBoot(table))
+
+
+def _register(table: _Routes) -> None:
     table.add(
         "GET",
         COLLECTION,
@@ -97,7 +143,7 @@ def register(table: RouteTable) -> None:
     _pending_actions(table)
 
 
-def _actions(table: RouteTable) -> None:
+def _actions(table: _Routes) -> None:
     for key, handler, schema, policy in (
         ("os-start", handlers_actions.start_server, update.START, POLICY % "start"),
         ("os-stop", handlers_actions.stop_server, update.STOP, POLICY % "stop"),
@@ -134,7 +180,7 @@ REBUILD_BODY = Versioned.of(
 )
 
 
-def _pending_actions(table: RouteTable) -> None:
+def _pending_actions(table: _Routes) -> None:
     def once(schema: dict[str, object]) -> Versioned:
         return Versioned.of(("2.0", schema))
 

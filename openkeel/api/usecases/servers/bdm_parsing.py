@@ -1,8 +1,8 @@
-"""Block device mappings of ``POST /servers``: syntax checks with Nova's messages, and the
-rule that anything needing a volume service is refused (OpenKeel has no Cinder).
+"""Block device mappings of ``POST /servers``: syntax checks with Nova's messages (Nova's
+BlockDeviceDict.from_api and the legacy syntax's validation). The checks that ask the volume
+and image services are ``create_volumes.py``'s.
 
-Called by the create request parser (``resources/servers/create_request.py``) and by
-``create.py`` (``ensure_no_volume_service``).
+Called by the create request parser (``resources/servers/create_request.py``).
 """
 
 from __future__ import annotations
@@ -116,22 +116,3 @@ def parse_bdms(server: Mapping[str, Any]) -> tuple[tuple[dict[str, Any], ...], b
         return tuple(_from_legacy(b) for b in legacy), True
     image_given = server.get("imageRef") not in (None, "")
     return tuple(_from_api(b, image_given) for b in new), False
-
-
-def ensure_no_volume_service(bdms: tuple[Mapping[str, Any], ...]) -> None:
-    """Refuse mappings Nova would resolve through Cinder, with the error Nova gives when
-    Cinder cannot find the volume or snapshot (OpenKeel has no volume service)."""
-    for bdm in bdms:
-        if bdm.get("volume_id"):
-            raise Invalid(
-                f"Block Device Mapping is Invalid: failed to get volume {bdm['volume_id']}."
-            )
-        if bdm.get("snapshot_id"):
-            raise Invalid(
-                f"Block Device Mapping is Invalid: failed to get snapshot {bdm['snapshot_id']}."
-            )
-        if bdm.get("destination_type") == "volume":
-            raise Invalid(
-                "Block Device Mapping is Invalid: creating volumes is not supported "
-                "(no volume service is configured)."
-            )

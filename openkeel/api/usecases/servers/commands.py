@@ -54,6 +54,7 @@ class CreateServers:
     networks: tuple[NetworkRequest, ...] | str | None = None
     block_device_mappings: tuple[Mapping[str, Any], ...] = ()
     legacy_bdm: bool = False
+    multiattach: bool = False  # 2.60: multiattach volumes may be mapped
     min_count: int = 1
     max_count: int = 1
     return_reservation_id: bool = False

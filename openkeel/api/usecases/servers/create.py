@@ -11,7 +11,7 @@ import contextlib
 import dataclasses
 import secrets
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -21,7 +21,6 @@ from openkeel.api.services import ApiServices
 from openkeel.api.usecases.images import caller_of
 from openkeel.api.usecases.quotas import QuotaEngine
 from openkeel.api.usecases.servers import create_checks as checks
-from openkeel.api.usecases.servers.bdm_parsing import ensure_no_volume_service
 from openkeel.api.usecases.servers.commands import (
     NETWORKS_NONE,
     CreatedServers,
@@ -30,6 +29,12 @@ from openkeel.api.usecases.servers.commands import (
 )
 from openkeel.api.usecases.servers.create_building import build_instances, request_spec
 from openkeel.api.usecases.servers.create_quota import claim_instances
+from openkeel.api.usecases.servers.create_volumes import (
+    MappingChecker,
+    PreparedMappings,
+    is_volume_backed,
+    transform,
+)
 from openkeel.clients.image import Image
 from openkeel.db.repositories import (
     build_requests,
@@ -45,6 +50,8 @@ from openkeel.network.adapter import RequestedNetwork
 from openkeel.network.factory import get_network_adapter
 from openkeel.rpc.message import CallContext
 from openkeel.rpc.messages.conductor import ScheduleAndBuildInstances
+from openkeel.volume.adapter import VolumeContext
+from openkeel.volume.factory import get_volume_adapter
 
 POLICY = "os_compute_api:servers:%s"
 _PASSWORD_CHARS = "23456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
@@ -117,21 +124,30 @@ class ServerCreator:
         if location.zone and location.host is None:
             checks.zone_available(self._services, location.zone)
         checks.requested_destination(self._services, cmd.requested_host, cmd.requested_node)
-        booted = self._image(cmd, chosen)
+        mappings = transform(
+            cmd.block_device_mappings, cmd.legacy_bdm, cmd.image_ref, cmd.max_count
+        )
+        booted = self._image(cmd, chosen, is_volume_backed(mappings))
         checks.user_data(cmd.user_data)
         checks.security_groups(self._services, str(ctx.project_id), cmd.security_groups)
         cmd = self._validate_networks(cmd)
         key = checks.keypair(self._services, str(ctx.user_id), cmd.key_name)
-        ensure_no_volume_service(cmd.block_device_mappings)
+        checker = self._checker()
+        prepared = checker.prepare(mappings, chosen, cmd.image_ref, cmd.multiattach)
         engine = QuotaEngine(self._services)
         checks.limits(engine, str(ctx.project_id), cmd.metadata, cmd.personality)
-        checks.zero_disk(ctx, chosen, not cmd.image_ref, self._target(location.zone))
+        checks.zero_disk(ctx, chosen, prepared.volume_backed, self._target(location.zone))
         group = checks.server_group(self._services, viewer, cmd.scheduler_hints)
         password = cmd.admin_pass or generate_password(int(self._conf.password_length))
         reservation_id = f"r-{secrets.token_hex(4)}"
-        return self._record_and_cast(
-            cmd, chosen, booted, key, group, location, password, reservation_id, engine
-        )
+        built = _Built(booted or prepared.root_image, key, group, location, prepared, checker)
+        return self._record_and_cast(cmd, chosen, built, password, reservation_id, engine)
+
+    def _checker(self) -> MappingChecker:
+        ctx = self._context
+        volumes = get_volume_adapter(self._conf, self._services.api_db)
+        as_user = VolumeContext(ctx.project_id, ctx.user_id, ctx.is_admin)
+        return MappingChecker(self._services, volumes, as_user, caller_of(ctx))
 
     def _bounded(self, cmd: CreateServers) -> CreateServers:
         """max_count cut to ``[api] max_servers_per_request``; a min_count past it is a 400."""
@@ -145,13 +161,17 @@ class ServerCreator:
             return dataclasses.replace(cmd, max_count=bound)
         return cmd
 
-    def _image(self, cmd: CreateServers, chosen: Flavor) -> Image | None:
+    def _image(self, cmd: CreateServers, chosen: Flavor, volume_backed: bool) -> Image | None:
         if not cmd.image_ref:
             return None
         ctx = self._context
         caller = caller_of(ctx)
         found = checks.image(self._services, caller, cmd.image_ref)
-        checks.image_fits(found, chosen)
+        if volume_backed:
+            # The root is a volume: only the memory is the flavor's (Nova's check).
+            checks.image_fits(found, dataclasses.replace(chosen, root_gb=0))
+        else:
+            checks.image_fits(found, chosen)
         return found
 
     def _validate_networks(self, cmd: CreateServers) -> CreateServers:
@@ -193,40 +213,51 @@ class ServerCreator:
         self,
         cmd: CreateServers,
         chosen: Flavor,
-        booted: Image | None,
-        key: Any,
-        group: Any,
-        location: RequestedLocation,
+        built: _Built,
         password: str,
         reservation_id: str,
         engine: QuotaEngine,
     ) -> CreatedServers:
         ctx = self._context
+        booted, group, location = built.booted, built.group, built.location
         group_uuid = group.uuid if group is not None else None
         claim = claim_instances(engine, ctx, chosen, cmd.min_count, cmd.max_count, group_uuid)
-        with claim as (conn, count):
-            instances = build_instances(
-                cmd, ctx, chosen, booted, key, location.zone, reservation_id, count
-            )
-            # Each spec and instance is serialized once, for its row and for the cast.
-            specs = [
-                request_spec(cmd, inst, chosen, booted, group, location, count).to_primitive()
-                for inst in instances
-            ]
-            stored = build_requests.add(
-                conn, instances, block_device_mappings=cmd.block_device_mappings, tags=cmd.tags
-            )
-            request_specs.add(conn, specs)
-            instance_mappings.add_unscheduled(
-                conn, [(i.uuid, i.project_id, i.user_id) for i in instances]
-            )
-            if group_uuid is not None:
-                server_extras.add_group_members(conn, group_uuid, [i.uuid for i in instances])
+        # Existing volumes are reserved for the one server they may go to (a request for
+        # several servers cannot name one), before the claim's transaction: the volume
+        # service writes to the same database.
+        first_uuid = new_uuid()
+        reserved = built.checker.reserve(built.mappings.mappings, first_uuid)
+        try:
+            with claim as (conn, count):
+                instances = build_instances(
+                    cmd, ctx, chosen, booted, built.key, location.zone, reservation_id, count,
+                    first_uuid,
+                )  # fmt: skip
+                volume_backed = built.mappings.volume_backed
+                # Each spec and instance is serialized once, for its row and for the cast.
+                specs = [
+                    request_spec(
+                        cmd, inst, chosen, booted, group, location, count, volume_backed
+                    ).to_primitive()
+                    for inst in instances
+                ]
+                stored = build_requests.add(
+                    conn, instances, block_device_mappings=reserved, tags=cmd.tags
+                )
+                request_specs.add(conn, specs)
+                instance_mappings.add_unscheduled(
+                    conn, [(i.uuid, i.project_id, i.user_id) for i in instances]
+                )
+                if group_uuid is not None:
+                    server_extras.add_group_members(conn, group_uuid, [i.uuid for i in instances])
+        except Exception:
+            built.checker.unreserve(reserved)
+            raise
         if isinstance(group, ServerGroup):
             added = [i.uuid for i in instances]
             joined = dataclasses.replace(group, members=(*group.members, *added))
             self._services.notifier.server_group("add_member", joined, members=added)
-        self._cast(cmd, instances, stored, specs, booted, password)
+        self._cast(cmd, instances, stored, specs, booted, password, built.checker)
         return CreatedServers(
             instances[0].uuid, reservation_id, password, bool(instances[0].auto_disk_config)
         )
@@ -239,6 +270,7 @@ class ServerCreator:
         specs: list[dict[str, Any]],
         booted: Image | None,
         password: str,
+        checker: MappingChecker,
     ) -> None:
         conductor = getattr(self._services, "conductor", None)
         if conductor is None:
@@ -256,7 +288,9 @@ class ServerCreator:
             # Nothing will ever take these build requests: withdraw them (and the quota they
             # hold) rather than leave the servers in BUILD. If even that fails, the conductor's
             # orphan sweep settles them later.
-            withdraw_build_requests(self._services.api_db, [i.uuid for i in instances])
+            withdraw_build_requests(
+                self._services.api_db, [i.uuid for i in instances], checker.unreserve
+            )
             raise ServiceUnavailable(
                 "The build request could not be handed to the conductor "
                 f"({type(exc).__name__}: {exc}); no server was created. Retry later."
@@ -283,23 +317,46 @@ class ServerCreator:
         conductor.cast(call_context(self._context), message)
 
 
-def withdraw_build_requests(api_db: sa.Engine, uuids: list[str]) -> list[str]:
+def withdraw_build_requests(
+    api_db: sa.Engine,
+    uuids: list[str],
+    release: Callable[[Sequence[Mapping[str, Any]]], None] | None = None,
+) -> list[str]:
     """Drop the build requests of servers not yet scheduled (with their request specs,
     mappings and group memberships) in one transaction; the uuids that had one. A build
-    request already gone was taken by the conductor (or settled by its sweep)."""
+    request already gone was taken by the conductor (or settled by its sweep). ``release``
+    then gets the block device mappings of those withdrawn (their reserved volumes)."""
     withdrawn = []
+    mappings: list[Mapping[str, Any]] = []
     with api_db.begin() as conn:
         for uuid in uuids:
+            found = build_requests.find(conn, uuid)
             try:
                 build_requests.delete(conn, uuid)
             except BuildRequestNotFound:
                 continue
+            if found is not None:
+                mappings.extend(found.block_device_mappings)
             with contextlib.suppress(RequestSpecNotFound):
                 request_specs.delete(conn, uuid)
             instance_mappings.delete(conn, uuid)
             withdrawn.append(uuid)
         server_extras.remove_group_members(conn, withdrawn)
+    if release is not None and mappings:
+        release(mappings)
     return withdrawn
+
+
+@dataclasses.dataclass(frozen=True)
+class _Built:
+    """What the checks found, for recording the build."""
+
+    booted: Image | None
+    key: Any
+    group: Any
+    location: RequestedLocation
+    mappings: PreparedMappings
+    checker: MappingChecker
 
 
 def _image_meta(found: Image | None) -> dict[str, Any]:

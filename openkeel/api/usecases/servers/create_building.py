@@ -86,10 +86,14 @@ def build_instances(
     zone: str | None,
     reservation_id: str,
     count: int,
+    first_uuid: str | None = None,
 ) -> list[Instance]:
-    """The ``count`` instances of the request, as their build requests store them."""
+    """The ``count`` instances of the request, as their build requests store them (the
+    first one's uuid ``first_uuid`` when given)."""
     now = datetime.now(UTC).replace(tzinfo=None)
     uuids = [str(uuid.uuid4()) for _ in range(count)]
+    if first_uuid is not None and uuids:
+        uuids[0] = first_uuid
     return [
         Instance(
             uuid=uuids[index],
@@ -159,6 +163,7 @@ def request_spec(
     group: ServerGroup | None,
     location: RequestedLocation,
     count: int,
+    volume_backed: bool = False,
 ) -> RequestSpec:
     """What the scheduler needs to place ``inst``."""
     destination = None
@@ -181,7 +186,7 @@ def request_spec(
         force_hosts=(location.host,) if location.host else (),
         force_nodes=(location.node,) if location.node else (),
         security_groups=tuple(inst.security_groups),
-        is_bfv=not cmd.image_ref,
+        is_bfv=volume_backed or not cmd.image_ref,
         requested_networks=networks,
     )
 

@@ -7,6 +7,7 @@ Called by the servers update/delete and action handlers after ``find_server``.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -18,6 +19,7 @@ from openkeel.api.usecases.quotas import QuotaEngine
 from openkeel.api.usecases.sending import undone_if_unsent
 from openkeel.api.usecases.servers.create import call_context, withdraw_build_requests
 from openkeel.api.usecases.servers.create_quota import claim_instances
+from openkeel.api.usecases.servers.create_volumes import release_requested
 from openkeel.api.usecases.servers.lookup import FoundServer, find_server
 from openkeel.clients.placement_errors import PlacementError
 from openkeel.db.repositories import (
@@ -186,7 +188,13 @@ class ServerLifecycle:
 
     def _delete_build_request(self, inst: Instance) -> bool:
         """Drop a not-yet-scheduled build; False when conductor already took it."""
-        return bool(withdraw_build_requests(self._services.api_db, [inst.uuid]))
+        volumes = get_volume_adapter(self._services.conf, self._services.api_db)
+        as_service = VolumeContext(self._context.project_id, self._context.user_id, True)
+
+        def release(mappings: Sequence[Mapping[str, Any]]) -> None:
+            release_requested(volumes, as_service, mappings)
+
+        return bool(withdraw_build_requests(self._services.api_db, [inst.uuid], release))
 
     def _local_delete(self, found: FoundServer) -> None:
         """Delete a server no compute host holds (never scheduled, or its host is down)."""
