@@ -8,6 +8,7 @@ its delete_on_termination semantics."""
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -387,3 +388,39 @@ def test_the_os_volumes_boot_proxy(cloud: Cloud) -> None:
     assert cloud.api.delete(f"/v2.1/os-volumes_boot/{sid}").status_code == 204
     cloud.wait(sid, gone=True)
     _until(lambda: vid not in _volumes(cloud), "the d_o_t root to be deleted")
+
+
+def test_snapshot_of_a_volume_backed_server_and_a_server_from_it(cloud: Cloud) -> None:
+    """createImage snapshots the volumes (Nova's snapshot_volume_backed) into an active image
+    without data whose block_device_mapping boots a server from volumes of the snapshots."""
+    vid = _volume(cloud)
+    resp = _boot(cloud, [_root(vid)])
+    sid = resp.json()["server"]["id"]
+    assert cloud.wait(sid)["status"] == "ACTIVE"
+    snap = cloud.api.post(f"/v2.1/servers/{sid}/action", {"createImage": {"name": "bfv-snap"}},
+                          version="2.45")  # fmt: skip
+    assert snap.status_code == 202, snap.text
+    image_id = snap.json()["image_id"]
+    image = cloud.api.get(f"/v2.1/images/{image_id}").json()["image"]
+    assert image["status"] == "ACTIVE"
+    meta = image["metadata"]
+    assert meta["bdm_v2"] == "True" and meta["root_device_name"] == "/dev/vda"
+    (mapping,) = json.loads(meta["block_device_mapping"])
+    assert (mapping["source_type"], mapping["destination_type"], mapping["boot_index"]) == (
+        "snapshot",
+        "volume",
+        0,
+    )
+    snapshot = _service(cloud).snapshot(ADMIN, mapping["snapshot_id"])
+    assert snapshot["volume_id"] == vid and snapshot["status"] == "available"
+    actions = cloud.api.get(f"/v2.1/servers/{sid}/os-instance-actions").json()
+    assert "createImage" in [a["action"] for a in actions["instanceActions"]]
+    # A server from the image boots from a new volume made from the snapshot.
+    before = set(_volumes(cloud))
+    again = cloud.boot("from-snapshot", imageRef=image_id)
+    server = cloud.wait(again["id"])
+    assert server["status"] == "ACTIVE", server.get("fault")
+    (made,) = set(_volumes(cloud)) - before
+    assert _service(cloud).volume(ADMIN, made)["snapshot_id"] == mapping["snapshot_id"]
+    root = _guest(cloud, again["id"]).spec.root_volume
+    assert root is not None and root.volume_id == made

@@ -32,6 +32,7 @@ from openkeel.api.usecases.servers.create_quota import claim_instances
 from openkeel.api.usecases.servers.create_volumes import (
     MappingChecker,
     PreparedMappings,
+    image_defined,
     is_volume_backed,
     transform,
 )
@@ -124,10 +125,13 @@ class ServerCreator:
         if location.zone and location.host is None:
             checks.zone_available(self._services, location.zone)
         checks.requested_destination(self._services, cmd.requested_host, cmd.requested_node)
+        booted = self._image(cmd)
         mappings = transform(
-            cmd.block_device_mappings, cmd.legacy_bdm, cmd.image_ref, cmd.max_count
-        )
-        booted = self._image(cmd, chosen, is_volume_backed(mappings))
+            cmd.block_device_mappings, cmd.legacy_bdm, cmd.image_ref, cmd.max_count,
+            image_defined(booted.properties) if booted is not None else (),
+        )  # fmt: skip
+        if booted is not None:
+            self._image_fits(booted, chosen, is_volume_backed(mappings))
         checks.user_data(cmd.user_data)
         checks.security_groups(self._services, str(ctx.project_id), cmd.security_groups)
         cmd = self._validate_networks(cmd)
@@ -161,18 +165,18 @@ class ServerCreator:
             return dataclasses.replace(cmd, max_count=bound)
         return cmd
 
-    def _image(self, cmd: CreateServers, chosen: Flavor, volume_backed: bool) -> Image | None:
+    def _image(self, cmd: CreateServers) -> Image | None:
         if not cmd.image_ref:
             return None
-        ctx = self._context
-        caller = caller_of(ctx)
-        found = checks.image(self._services, caller, cmd.image_ref)
+        return checks.image(self._services, caller_of(self._context), cmd.image_ref)
+
+    @staticmethod
+    def _image_fits(found: Image, chosen: Flavor, volume_backed: bool) -> None:
         if volume_backed:
             # The root is a volume: only the memory is the flavor's (Nova's check).
             checks.image_fits(found, dataclasses.replace(chosen, root_gb=0))
         else:
             checks.image_fits(found, chosen)
-        return found
 
     def _validate_networks(self, cmd: CreateServers) -> CreateServers:
         """The network adapter's checks (unknown network, address in use ...); it may lower

@@ -10,6 +10,7 @@ servers have their uuids, :func:`unreserve` when the request fails after that.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -85,10 +86,17 @@ def _from_legacy(bdm: Mapping[str, Any]) -> dict[str, Any]:
     return new
 
 
-def from_legacy(legacy: Sequence[Mapping[str, Any]], image_ref: str) -> list[dict[str, Any]]:
+def from_legacy(
+    legacy: Sequence[Mapping[str, Any]], image_ref: str, no_root: bool = False
+) -> list[dict[str, Any]]:
     """Nova's from_legacy_mapping with the root device ``vda``: a volume or snapshot on it is
-    the root (boot index 0), else the image is, as an image→local mapping first."""
+    the root (boot index 0), else the image is, as an image→local mapping first. With
+    ``no_root`` (the image's own mappings have the root) none is the root."""
     mappings = [_from_legacy(b) for b in legacy]
+    if no_root:
+        for bdm in mappings:
+            bdm["boot_index"] = -1
+        return mappings
     volume_backed = False
     for bdm in mappings:
         on_root = _strip_dev(bdm.get("device_name")) == ROOT_DEVICE
@@ -104,10 +112,30 @@ def from_legacy(legacy: Sequence[Mapping[str, Any]], image_ref: str) -> list[dic
     return mappings
 
 
+def image_defined(properties: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The mappings an image carries (``block_device_mapping`` with ``bdm_v2``, as a
+    volume-backed server's snapshot has them); Nova's _get_image_defined_bdms for the new
+    syntax (images with legacy mappings are not read)."""
+    raw = properties.get("block_device_mapping")
+    if not raw or str(properties.get("bdm_v2", "")).lower() not in ("true", "1", "yes"):
+        return []
+    try:
+        parsed = json.loads(raw) if isinstance(raw, str) else raw
+    except ValueError:
+        LOG.warning("Ignoring an image's unreadable block_device_mapping property")
+        return []
+    return [dict(b) for b in parsed if isinstance(b, Mapping)]
+
+
 def transform(
-    bdms: Sequence[Mapping[str, Any]], legacy: bool, image_ref: str, max_count: int
+    bdms: Sequence[Mapping[str, Any]],
+    legacy: bool,
+    image_ref: str,
+    max_count: int,
+    from_image: Sequence[Mapping[str, Any]] = (),
 ) -> list[dict[str, Any]]:
-    """The request's mappings in the new syntax, with Nova's first checks."""
+    """The request's mappings in the new syntax merged with the image's (``from_image``: the
+    request's override them by device name), with Nova's first checks."""
     if image_ref:
         for bdm in bdms:
             if (bdm.get("destination_type") == "volume" or bdm.get("volume_id")) and _strip_dev(
@@ -117,7 +145,18 @@ def transform(
                     f"The volume cannot be assigned the same device name as the root device "
                     f"{ROOT_DEVICE}"
                 )
-    mappings = from_legacy(bdms, image_ref) if legacy else [dict(b) for b in bdms]
+    root_in_image = any(_boot_index(b) == 0 for b in from_image)
+    if legacy:
+        mappings = from_legacy(bdms, image_ref, no_root=root_in_image)
+    else:
+        mappings = [dict(b) for b in bdms]
+        if root_in_image:  # the image's root wins over an image mapping a client added
+            mappings = [
+                b for b in mappings
+                if not (_boot_index(b) == 0 and b.get("source_type") == "image")
+            ]  # fmt: skip
+    names = {b.get("device_name") for b in mappings if b.get("device_name")}
+    mappings += [dict(b) for b in from_image if b.get("device_name") not in names]
     if max_count > 1 and any(b.get("source_type") == "volume" for b in mappings):
         raise Invalid("Cannot attach one or more volumes to multiple instances")
     return [b for b in mappings if not b.get("no_device")]

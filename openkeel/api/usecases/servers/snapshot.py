@@ -25,8 +25,11 @@ from openkeel.api.usecases.sending import undone_if_unsent
 from openkeel.api.usecases.servers.create import call_context
 from openkeel.api.usecases.servers.lifecycle import ServerLifecycle
 from openkeel.api.usecases.servers.lookup import FoundServer
+from openkeel.api.usecases.servers.snapshot_volumes import VolumeBackedSnapshot
 from openkeel.clients.image import Image
-from openkeel.domain.errors import ComputeError, Invalid, NotImplementedYet, OverQuota
+from openkeel.db.engine import reader
+from openkeel.db.repositories import block_devices
+from openkeel.domain.errors import ComputeError, Invalid, OverQuota
 from openkeel.domain.instances import Instance, InstanceUpdate, UnexpectedDeletingTaskStateError
 from openkeel.domain.states import InstanceInvalidState, TaskState, VmState
 from openkeel.rpc.clients.compute import instance_host
@@ -120,15 +123,14 @@ class ServerSnapshotter(ServerLifecycle):
     def create_image(self, found: FoundServer, name: str, metadata: Mapping[str, Any]) -> Image:
         """Register the snapshot image and start the snapshot on the server's host."""
         inst = found.instance
-        if not inst.image_ref:
+        if self._volume_backed(found):
             self._context.can(
                 "os_compute_api:servers:create_image:allow_volume_backed",
                 {"project_id": inst.project_id},
             )
             self._gate("snapshot_volume_backed", inst)
-            raise NotImplementedYet(
-                "Snapshots of volume-backed servers need the block storage service, which is "
-                "not built yet."
+            return VolumeBackedSnapshot(self._services, self._context).create(
+                found, self._register_wanted(inst, name, "snapshot", metadata)
             )
         self._gate("snapshot", inst)
         image = self._register(inst, name, "snapshot", metadata)
@@ -147,7 +149,7 @@ class ServerSnapshotter(ServerLifecycle):
         backup_type, rotation = backup
         inst = found.instance
         self._gate("backup", inst)
-        if not inst.image_ref:
+        if self._volume_backed(found):
             raise Invalid("Backup is not supported for volume-backed instances.")
         image = self._register(inst, name, "backup", {**metadata, "backup_type": backup_type})
         message = BackupInstance(inst.uuid, image.id, backup_type, rotation)
@@ -156,11 +158,19 @@ class ServerSnapshotter(ServerLifecycle):
 
     # --- steps -----------------------------------------------------------------------------
 
-    def _register(
+    def _volume_backed(self, found: FoundServer) -> bool:
+        """Nova's is_volume_backed_instance: no image, or a volume as the root device."""
+        if not found.instance.image_ref:
+            return True
+        with reader(self._cell(found)).connect() as conn:
+            devices = block_devices.devices_of(conn, found.instance.uuid)
+        return any(d.boot_index == 0 and d.is_volume for d in devices)
+
+    def _register_wanted(
         self, inst: Instance, name: str, image_type: str, extra: Mapping[str, Any]
     ) -> Image:
         ctx = self._context
-        wanted = snapshot_image(
+        return snapshot_image(
             inst,
             name,
             image_type,
@@ -168,7 +178,12 @@ class ServerSnapshotter(ServerLifecycle):
             caller=(ctx.project_id, ctx.user_id),
             non_inheritable=frozenset(self._conf.non_inheritable_image_properties or ()),
         )
-        return ImageProxy(self._services, ctx).create(wanted)
+
+    def _register(
+        self, inst: Instance, name: str, image_type: str, extra: Mapping[str, Any]
+    ) -> Image:
+        wanted = self._register_wanted(inst, name, image_type, extra)
+        return ImageProxy(self._services, self._context).create(wanted)
 
     def _start(
         self,
