@@ -54,6 +54,7 @@ class VolumeInfo:
     metadata: Mapping[str, str] = field(default_factory=dict)
     #: Cinder's: None, or where a migration of the volume is (``migrating``, ``success``...).
     migration_status: str | None = None
+    image_id: str | None = None  # volume_image_metadata's image_id (made from an image)
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,9 @@ BOB = "bob:proj-b"
 ROLES = {"member": "member,reader", "reader": "reader"}
 SEEN = "seen"  # B may use the route; its answer must not show A's objects
 ACTIONS_PATH = "/servers/{id}/action"
+BOOT_ACTIONS_PATH = "/os-volumes_boot/{id}/action"
+BOOT_ACTIONS = ("confirmResize", "createImage", "os-start", "os-stop", "reboot", "rebuild",
+                "resize", "revertResize", "trigger_crash_dump")  # fmt: skip
 BOB_PUBLIC_KEY = (
     ed25519.Ed25519PrivateKey.generate()
     .public_key()
@@ -247,6 +250,11 @@ def _paths(world: World) -> dict[str, str]:
         "/servers/detail": "/v2.1/servers/detail",
         "/servers/{id}": f"/v2.1/servers/{sid}",
         ACTIONS_PATH: f"/v2.1/servers/{sid}/action",
+        # Nova's os-volumes_boot: the servers API again under another path (until 2.102).
+        "/os-volumes_boot": "/v2.1/os-volumes_boot",
+        "/os-volumes_boot/detail": "/v2.1/os-volumes_boot/detail",
+        "/os-volumes_boot/{id}": f"/v2.1/os-volumes_boot/{sid}",
+        BOOT_ACTIONS_PATH: f"/v2.1/os-volumes_boot/{sid}/action",
         "/servers/{server_id}/ips": f"/v2.1/servers/{sid}/ips",
         "/servers/{server_id}/ips/{id}": f"/v2.1/servers/{sid}/ips/private",
         "/servers/{server_id}/os-server-password": f"/v2.1/servers/{sid}/os-server-password",
@@ -680,6 +688,23 @@ SERVER_ACTIONS = (
     "unpause", "unshelve", "addFixedIp", "removeFixedIp", "addFloatingIp",
 )  # fmt: skip
 EXPECT.update({("POST", ACTIONS_PATH, action): NOT_FOUND for action in SERVER_ACTIONS})
+EXPECT.update({("POST", BOOT_ACTIONS_PATH, action): NOT_FOUND for action in BOOT_ACTIONS})
+EXPECT.update(
+    {
+        ("GET", "/os-volumes_boot", ""): SEEN,
+        ("GET", "/os-volumes_boot/detail", ""): SEEN,
+        ("POST", "/os-volumes_boot", ""): (SEEN, FORBIDDEN),
+        ("GET", "/os-volumes_boot/{id}", ""): NOT_FOUND,
+        ("PUT", "/os-volumes_boot/{id}", ""): NOT_FOUND,
+        ("DELETE", "/os-volumes_boot/{id}", ""): NOT_FOUND,
+    }
+)
+for (_path, _action), _body in list(ACTION_BODIES.items()):
+    if _path == ACTIONS_PATH and _action in BOOT_ACTIONS:
+        ACTION_BODIES[(BOOT_ACTIONS_PATH, _action)] = _body
+BODIES[("POST", "/os-volumes_boot")] = BODIES[("POST", "/servers")]
+BODIES[("PUT", "/os-volumes_boot/{id}")] = BODIES[("PUT", "/servers/{id}")]
+LEGACY_BODIES[("POST", "/os-volumes_boot")] = LEGACY_BODIES[("POST", "/servers")]
 
 
 def _expected(attempt: Attempt, role: str) -> int | str:
@@ -703,7 +728,7 @@ def _not_found_message(world: World, template: str, action: str = "") -> str:
         return proxies[template]
     if action == "removeFloatingIp":
         return f"Floating IP not found for address {world.floating_address}."
-    if template.startswith("/servers/"):
+    if template.startswith(("/servers/", "/os-volumes_boot/")):
         return f"Instance {world.server} could not be found."
     if template.startswith("/os-server-groups/"):
         return f"Instance group {world.group} could not be found."

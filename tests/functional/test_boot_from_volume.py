@@ -424,3 +424,30 @@ def test_snapshot_of_a_volume_backed_server_and_a_server_from_it(cloud: Cloud) -
     assert _service(cloud).volume(ADMIN, made)["snapshot_id"] == mapping["snapshot_id"]
     root = _guest(cloud, again["id"]).spec.root_volume
     assert root is not None and root.volume_id == made
+
+
+def test_rebuild_of_a_volume_backed_server(cloud: Cloud) -> None:
+    """Nova before 2.93: the image the root volume was made from only; the guest is defined
+    again on the same root volume."""
+    bdms = [{"source_type": "image", "destination_type": "volume", "uuid": IMAGE,
+             "boot_index": 0, "volume_size": 1, "delete_on_termination": True}]  # fmt: skip
+    sid = _boot(cloud, bdms).json()["server"]["id"]
+    assert cloud.wait(sid)["status"] == "ACTIVE"
+    root = _guest(cloud, sid).spec.root_volume.volume_id
+    rebuilt = cloud.api.post(f"/v2.1/servers/{sid}/action", {"rebuild": {"imageRef": IMAGE}})
+    assert rebuilt.status_code == 202, rebuilt.text
+    assert cloud.wait(sid)["status"] == "ACTIVE"
+    assert _guest(cloud, sid).spec.root_volume.volume_id == root
+    assert _volumes(cloud)[root] == "in-use"
+
+    blank_root = _volume(cloud)  # a bootable volume not made from an image
+    other = _boot(cloud, [_root(blank_root)]).json()["server"]["id"]
+    assert cloud.wait(other)["status"] == "ACTIVE"
+    path = f"/v2.1/servers/{other}/action"
+    refused = cloud.api.post(path, {"rebuild": {"imageRef": IMAGE}}, version="2.92")
+    assert refused.status_code == 400
+    assert refused.json()["badRequest"]["message"] == (
+        f"Image {IMAGE} is unacceptable: Unable to rebuild with a different image for a "
+        "volume-backed server."
+    )
+    assert cloud.api.post(path, {"rebuild": {"imageRef": IMAGE}}, version="2.93").status_code == 501

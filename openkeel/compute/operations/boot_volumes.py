@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from collections.abc import Mapping
+from typing import Any
 
 from openkeel.compute.host import ComputeHost
 from openkeel.compute.operations.volumes import connector, volume_context
@@ -105,6 +107,33 @@ def prepare(host: ComputeHost, context: CallContext, uuid: str) -> tuple[BlockDe
         raise BlockDevicePrepFailed(uuid) from exc
 
 
+def attached(host: ComputeHost, uuid: str) -> tuple[BlockDevice, ...]:
+    """The server's block devices as its mappings record them (volumes already attached,
+    with their connection info), boot order first: for a driver defining the guest again
+    (rebuild)."""
+    devices = []
+    for device in _devices(host, uuid):
+        if not device.is_volume:
+            devices.append(_local(device))
+        elif device.volume_id:
+            devices.append(_attached_volume(device, device.volume_id, device.volume_size,
+                                            device.connection_info))  # fmt: skip
+    return tuple(sorted(devices, key=_boot_order))
+
+
+def _attached_volume(
+    device: DeviceMapping, volume_id: str, size: int | None, info: Mapping[str, Any]
+) -> BlockDevice:
+    return BlockDevice(
+        source_type=device.source_type, destination_type="volume",
+        boot_index=device.boot_index, size_gb=size, volume_id=volume_id,
+        device_name=device.device_name, disk_bus=device.disk_bus,
+        device_type=device.device_type or "disk",
+        delete_on_termination=device.delete_on_termination, connection_info=info,
+        tag=device.tag,
+    )  # fmt: skip
+
+
 def _boot_order(device: BlockDevice) -> tuple[bool, int]:
     index = device.boot_index
     return (index is None or index < 0, index if index is not None else 0)
@@ -146,14 +175,7 @@ def _volume(
     with host.records.db.begin() as conn:
         block_devices.set_connection(conn, device.uuid, info)
     size = device.volume_size or volumes.get(ctx, volume_id).size
-    return BlockDevice(
-        source_type=device.source_type, destination_type="volume",
-        boot_index=device.boot_index, size_gb=size, volume_id=volume_id,
-        device_name=device.device_name, disk_bus=device.disk_bus,
-        device_type=device.device_type or "disk",
-        delete_on_termination=device.delete_on_termination, connection_info=info,
-        tag=device.tag,
-    )  # fmt: skip
+    return _attached_volume(device, volume_id, size, info)
 
 
 def _create(host: ComputeHost, ctx: VolumeContext, device: DeviceMapping) -> str:

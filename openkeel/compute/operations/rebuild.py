@@ -13,8 +13,11 @@ evacuation's migration ``failed``), as Nova.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from openkeel.compute import config_drive, guest, notifying
 from openkeel.compute.host import ComputeHost
+from openkeel.compute.operations import boot_volumes
 from openkeel.compute.operations.outcome import bind_ports, set_error
 from openkeel.compute.operations.power import _run
 from openkeel.compute.vif_plugging import plugging_vifs
@@ -50,7 +53,10 @@ def rebuild(host: ComputeHost, context: CallContext, msg: RebuildInstance) -> No
              expected_task_state=TaskState.REBUILDING.value)  # fmt: skip
         instance = step(uuid, InstanceUpdate(task_state=TaskState.REBUILD_SPAWNING.value),
                         expected_task_state=TaskState.REBUILD_BLOCK_DEVICE_MAPPING.value)  # fmt: skip
-        spec = config_drive.attach(host.conf, instance, guest.instance_spec(host.conf, instance))
+        # The guest is defined again with the volumes it has (a volume root stays its root).
+        spec = replace(guest.instance_spec(host.conf, instance),
+                       block_devices=boot_volumes.attached(host, uuid))  # fmt: skip
+        spec = config_drive.attach(host.conf, instance, spec)
         # An evacuation onto shared storage (one KubeVirt cluster) takes the guest over.
         if not (msg.recreate and host.driver.take_over(spec)):
             with plugging_vifs(host, uuid, instance.network_info):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import uuid as uuidlib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import sqlalchemy as sa
@@ -183,6 +183,7 @@ class DeviceMapping:
     device_type: str | None = None
     disk_bus: str | None = None
     tag: str | None = None
+    connection_info: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def is_volume(self) -> bool:
@@ -226,6 +227,7 @@ def _device(row: sa.Row[Any]) -> DeviceMapping:
         delete_on_termination=bool(row.delete_on_termination),
         attachment_id=row.attachment_id, guest_format=row.guest_format,
         device_type=row.device_type, disk_bus=row.disk_bus, tag=row.tag,
+        connection_info=json.loads(row.connection_info) if row.connection_info else {},
     )  # fmt: skip
 
 

@@ -101,6 +101,7 @@ class EmbeddedVolumes:
             description=row["description"], created_at=_stamp(row["created_at"]),
             volume_type=str(DEFAULT_TYPE["name"]), snapshot_id=row["snapshot_id"],
             metadata=dict(row["metadata"]), migration_status=row["migration_status"],
+            image_id=(row["image_metadata"] or {}).get("image_id"),
         )  # fmt: skip
 
     def list_volumes(self, context: VolumeContext) -> list[VolumeInfo]:

@@ -38,6 +38,7 @@ def _request(req: ApiRequest) -> RebuildRequest:
         changes=changes,
         key_name=body.get("key_name", UNSET),  # 2.54
         user_data=body.get("user_data", UNSET),  # 2.57
+        reimage_boot_volume=req.at_least("2.93"),
     )
 
 

@@ -24,12 +24,15 @@ from openkeel.api.usecases.servers.create_building import image_spec, image_syst
 from openkeel.api.usecases.servers.lifecycle import ServerLifecycle
 from openkeel.api.usecases.servers.lookup import FoundServer
 from openkeel.clients.image import Image
-from openkeel.db.repositories import request_specs
+from openkeel.db.engine import reader
+from openkeel.db.repositories import block_devices, request_specs
 from openkeel.db.repositories.request_specs import RequestSpec
-from openkeel.domain.errors import Invalid
+from openkeel.domain.errors import Invalid, NotImplementedYet
 from openkeel.domain.instances import UNSET, Instance, InstanceUpdate
 from openkeel.domain.states import TaskState
 from openkeel.rpc.messages.conductor import RebuildInstance
+from openkeel.volume.adapter import VolumeContext
+from openkeel.volume.factory import get_volume_adapter
 
 # The scheduler hint that makes a select_destinations a rebuild check (Nova's name).
 REBUILD_HINT = "_nova_check_type"
@@ -45,6 +48,7 @@ class RebuildRequest:
     changes: dict[str, Any] = field(default_factory=dict)  # InstanceUpdate fields
     key_name: Any = UNSET  # 2.54: a name, or None to remove the key pair
     user_data: Any = UNSET  # 2.57
+    reimage_boot_volume: bool = False  # 2.93: a volume-backed server may take a new image
 
 
 @dataclass(frozen=True)
@@ -62,9 +66,7 @@ class ServerRebuilder(ServerLifecycle):
         self._gate("rebuild", inst)
         image_id = req.image_ref.rstrip("/").rsplit("/", 1)[-1]
         image = checks.image(self._services, caller_of(self._context), req.image_ref)
-        volume_backed = not inst.image_ref
-        if volume_backed and image_id != (inst.image_ref or ""):
-            raise Invalid("Unable to rebuild with a different image for a volume-backed server.")
+        volume_backed = self._check_volume_backed(found, image_id, req.reimage_boot_volume)
         if not volume_backed:
             checks.image_fits(image, inst.flavor)
         changes = dict(req.changes)
@@ -102,6 +104,34 @@ class ServerRebuilder(ServerLifecycle):
             with undone_if_unsent(self._cell(found), inst.uuid, "rebuild", TaskState.REBUILDING.value):  # fmt: skip
                 conductor.cast(call_context(self._context), message)
         return Rebuilt(updated, password)
+
+    def _check_volume_backed(self, found: FoundServer, image_id: str, reimage: bool) -> bool:
+        """Whether the server is volume-backed (its root mapping is a volume, or it has no
+        image); then the image must be the one its root volume was made from (Nova's 400;
+        2.93's reimage of the root volume is not built)."""
+        inst = found.instance
+        with reader(self._cell(found)).connect() as conn:
+            devices = block_devices.devices_of(conn, inst.uuid)
+        root = next((d for d in devices if d.boot_index == 0 and d.is_volume), None)
+        if inst.image_ref and root is None:
+            return False
+        original = None
+        if root is not None and root.volume_id:
+            volumes = get_volume_adapter(self._conf, self._services.api_db)
+            ctx = self._context
+            as_user = VolumeContext(ctx.project_id, ctx.user_id, ctx.is_admin)
+            original = volumes.get(as_user, root.volume_id).image_id
+        if original != image_id:
+            if reimage:
+                raise NotImplementedYet(
+                    "Rebuilding a volume-backed server with a new image (2.93, a reimage of "
+                    "its root volume) is not built yet."
+                )
+            raise Invalid(
+                f"Image {image_id} is unacceptable: Unable to rebuild with a different image "
+                "for a volume-backed server."
+            )
+        return True
 
     def _spec_for_new_image(self, inst: Instance, image: Image) -> dict[str, Any]:
         """Nova's rebuild with a new image: the saved request spec takes the image, and the
