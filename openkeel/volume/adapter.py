@@ -71,6 +71,14 @@ class SnapshotInfo:
 
 
 @dataclass(frozen=True)
+class VolumeType:
+    """A volume type (Nova's create checks a mapping's ``volume_type`` by id or name)."""
+
+    id: str
+    name: str
+
+
+@dataclass(frozen=True)
 class NewVolume:
     """A volume to create (the ``os-volumes`` proxy; compute for boot from volume)."""
 
@@ -128,6 +136,10 @@ class VolumeAdapter(Protocol):
     ) -> str:
         """A host swapped ``old`` for ``new`` (or failed to: ``error``) while Cinder migrates
         the old one; the id the server's mapping keeps (Cinder's ``save_volume_id``)."""
+        ...
+
+    def volume_types(self, context: VolumeContext) -> list[VolumeType]:
+        """The volume types the user may use (Nova's get_all_volume_types)."""
         ...
 
     def list_volumes(self, context: VolumeContext) -> list[VolumeInfo]:

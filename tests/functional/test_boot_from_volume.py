@@ -224,6 +224,11 @@ def test_legacy_mapping_and_image_with_a_data_volume(cloud: Cloud) -> None:
               "volume_size": 1}],
             {"max_count": 2}, "2.37", "Cannot attach one or more volumes to multiple instances",
         ),
+        (
+            [{"source_type": "blank", "destination_type": "volume", "boot_index": 0,
+              "volume_size": 1, "volume_type": "gold"}],
+            {}, "2.67", "Volume type gold could not be found.",
+        ),
     ],
 )  # fmt: skip
 def test_mapping_errors(

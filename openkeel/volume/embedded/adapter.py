@@ -18,6 +18,7 @@ from openkeel.volume.adapter import (
     SnapshotInfo,
     VolumeContext,
     VolumeInfo,
+    VolumeType,
 )
 from openkeel.volume.embedded import migration
 from openkeel.volume.embedded.faults import NotFound, OverLimit, SnapshotMissing, VolumeFault
@@ -184,6 +185,9 @@ class EmbeddedVolumes:
     def roll_detaching(self, context: VolumeContext, volume_id: str) -> None:
         self._run(lambda: self.service.roll_detaching(_caller(context), volume_id),
                   VolumeNotFound(volume_id))  # fmt: skip
+
+    def volume_types(self, context: VolumeContext) -> list[VolumeType]:
+        return [VolumeType(str(DEFAULT_TYPE["id"]), str(DEFAULT_TYPE["name"]))]
 
     def delete(self, context: VolumeContext, volume_id: str) -> None:
         self._run(lambda: self.service.delete_volume(_caller(context), volume_id),

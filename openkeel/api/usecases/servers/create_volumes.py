@@ -22,7 +22,7 @@ from openkeel.api.usecases.servers.bdm_parsing import InvalidBDMFormat
 from openkeel.clients.image import Caller, Image
 from openkeel.domain.errors import Invalid, NotFound
 from openkeel.domain.flavors import Flavor
-from openkeel.volume.adapter import VolumeAdapter, VolumeContext, VolumeInfo
+from openkeel.volume.adapter import VolumeAdapter, VolumeContext, VolumeInfo, VolumeType
 
 LOG = logging.getLogger(__name__)
 
@@ -170,6 +170,14 @@ def root_of(mappings: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
     return None
 
 
+def _volume_type(wanted: str, types: Sequence[VolumeType]) -> str:
+    """The name of the volume type named or numbered ``wanted`` (Nova's 400 otherwise)."""
+    for known in types:
+        if wanted in (known.id, known.name):
+            return known.name
+    raise Invalid(f"Volume type {wanted} could not be found.")
+
+
 def _boot_index(bdm: Mapping[str, Any]) -> int | None:
     value = bdm.get("boot_index")
     return None if value is None else int(value)
@@ -208,7 +216,11 @@ class MappingChecker:
             return PreparedMappings(())
         found = self._existing_volumes(mappings)
         self._check_boot_sequence(mappings)
+        types: list[VolumeType] | None = None
         for bdm in mappings:
+            if bdm.get("volume_type"):
+                types = types if types is not None else self._volumes.volume_types(self._context)
+                bdm["volume_type"] = _volume_type(str(bdm["volume_type"]), types)
             self._check_one(bdm, found, image_ref, multiattach_ok)
         self._check_local(mappings, flavor)
         root = root_of(mappings)
