@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from openkeel.compute.operations.boot_volumes import BlockDevicePrepFailed
+from openkeel.virt.fake_config import InjectedFailure
 from openkeel.volume.adapter import VolumeContext, VolumeInfo
 from openkeel.volume.embedded.adapter import EmbeddedVolumes
 from openkeel.volume.embedded.service import Caller, ImageCopy, VolumeService
@@ -456,3 +457,25 @@ def test_rebuild_of_a_volume_backed_server(cloud: Cloud) -> None:
         "volume-backed server."
     )
     assert cloud.api.post(path, {"rebuild": {"imageRef": IMAGE}}, version="2.93").status_code == 501
+
+
+def test_a_rescheduled_build_attaches_the_same_volumes_again(cloud: Cloud) -> None:
+    """A spawn failing on the first host: its attachments deleted, the alternate host
+    attaches the volumes the first one made (none made twice, none left attached twice)."""
+    (first,) = cloud.computes.values()
+    second = cloud.add_compute()
+    # One failure shared by both hosts: whichever builds first fails, the other succeeds.
+    first.host.driver._failures = {InjectedFailure("spawn", times=1): 1}  # type: ignore[attr-defined]
+    second.host.driver._failures = first.host.driver._failures  # type: ignore[attr-defined]
+    existing = _volume(cloud)
+    before = set(_volumes(cloud))
+    bdms = [_root(existing),
+            {"source_type": "blank", "destination_type": "volume", "volume_size": 1,
+             "boot_index": -1, "delete_on_termination": True}]  # fmt: skip
+    sid = _boot(cloud, bdms).json()["server"]["id"]
+    server = cloud.wait(sid)
+    assert server["status"] == "ACTIVE", server.get("fault")
+    (made,) = set(_volumes(cloud)) - before
+    assert {_volumes(cloud)[v] for v in (existing, made)} == {"in-use"}
+    assert sorted(a["volume_id"] for a in _attachments(cloud)) == sorted([existing, made])
+    assert list(first.host.driver._failures.values()) == [0]  # type: ignore[attr-defined]
