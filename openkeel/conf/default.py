@@ -68,6 +68,12 @@ OPTS = [
     cfg.StrOpt("state_path", default="./data", help="Top-level directory for state."),
     cfg.IntOpt("password_length", default=12, help="Length of generated instance passwords."),
     cfg.IntOpt(
+        "max_local_block_devices",
+        default=3,
+        help="Local disks (image, ephemeral, swap) one server may request (-1: no limit; 0: "
+        "volume-backed servers only).",
+    ),
+    cfg.IntOpt(
         "block_device_allocate_retries",
         default=60,
         min=0,

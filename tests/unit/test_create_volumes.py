@@ -5,6 +5,7 @@ of several fails."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, cast
 
 import pytest
@@ -58,8 +59,15 @@ def _volume(ident: str = VOL, **attrs: Any) -> VolumeInfo:
                          "availability_zone": "nova", "bootable": True, **attrs})  # fmt: skip
 
 
+class _Services:
+    """What the checker reads of the services here: the options (no image is looked up)."""
+
+    class conf:
+        max_local_block_devices = 3
+
+
 def _checker(volumes: _Volumes) -> MappingChecker:
-    services = cast(ApiServices, None)  # no image is looked up in these cases
+    services = cast(ApiServices, _Services())
     return MappingChecker(services, cast(Any, volumes), VolumeContext("p"), Caller("p"))
 
 
@@ -157,3 +165,15 @@ def test_a_refused_reservation_gives_back_the_others() -> None:
     assert volumes.attachments == {}
     reserved = _checker(_Volumes(_volume())).reserve(prepared.mappings[:1], "server-1")
     assert reserved[0]["attachment_id"] == "att-0"
+
+
+def test_local_devices_beyond_max_local_block_devices() -> None:
+    no_ephemeral = dataclasses.replace(FLAVOR, ephemeral_gb=0)
+    bdms = [{"source_type": "volume", "destination_type": "volume", "volume_id": VOL,
+             "boot_index": 0}]  # fmt: skip
+    bdms += [{"source_type": "blank", "destination_type": "local", "boot_index": -1}] * 4
+    with pytest.raises(Invalid) as caught:
+        _checker(_Volumes(_volume())).prepare(bdms, no_ephemeral, "", False)
+    assert caught.value.message == (
+        "Block Device Mapping is Invalid: You specified more local devices than the limit allows"
+    )

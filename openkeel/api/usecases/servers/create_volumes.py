@@ -223,6 +223,13 @@ class MappingChecker:
                 bdm["volume_type"] = _volume_type(str(bdm["volume_type"]), types)
             self._check_one(bdm, found, image_ref, multiattach_ok)
         self._check_local(mappings, flavor)
+        limit = int(self._services.conf.max_local_block_devices)
+        local = [b for b in mappings if b.get("destination_type") == "local"]
+        if 0 <= limit < len(local):
+            raise InvalidBDM(
+                "Block Device Mapping is Invalid: You specified more local devices than the "
+                "limit allows"
+            )
         root = root_of(mappings)
         volume_backed = root is not None and root.get("destination_type") == "volume"
         root_image = None
