@@ -38,6 +38,7 @@ from openkeel.volume.adapter import (
     SnapshotInfo,
     VolumeContext,
     VolumeInfo,
+    VolumeType,
 )
 
 Doc = dict[str, Any]
@@ -93,6 +94,7 @@ def _volume(doc: Doc) -> VolumeInfo:
         metadata=dict(doc.get("metadata") or {}),
         # an admin-only attribute of Cinder's volume view: None for a user's token
         migration_status=doc.get("os-vol-mig-status-attr:migstat"),
+        image_id=(doc.get("volume_image_metadata") or {}).get("image_id"),
     )  # fmt: skip
 
 
@@ -256,7 +258,7 @@ class CinderVolumes:
         body = {
             "size": wanted.size, "name": wanted.name, "description": wanted.description,
             "snapshot_id": wanted.snapshot_id, "volume_type": wanted.volume_type,
-            "metadata": dict(wanted.metadata or {}),
+            "imageRef": wanted.image_id, "metadata": dict(wanted.metadata or {}),
             "availability_zone": wanted.availability_zone,
         }  # fmt: skip
         try:
@@ -271,6 +273,11 @@ class CinderVolumes:
 
     def delete(self, context: VolumeContext, volume_id: str) -> None:
         self._call(context, "DELETE", f"/volumes/{volume_id}", errors.VolumeNotFound(volume_id))
+
+    def volume_types(self, context: VolumeContext) -> list[VolumeType]:
+        """Cinder's ``GET /types`` (the types the user may use)."""
+        found = self._call(context, "GET", "/types", errors.VolumeServiceError("no types"))
+        return [VolumeType(str(t["id"]), str(t["name"])) for t in found.get("volume_types") or ()]
 
     def _action(self, context: VolumeContext, volume_id: str, action: str) -> None:
         self._call(context, "POST", f"/volumes/{volume_id}/action", errors.VolumeNotFound(volume_id),

@@ -216,6 +216,12 @@ def test_catalog_lookup_finds_volumev3(cinder: Cinder) -> None:
     assert cinder.adapter._endpoint(cinder.demo) == f"{CINDER_URL}/v3"
 
 
+def test_volume_types_for_the_create_check(cinder: Cinder) -> None:
+    """Boot from volume checks a mapping's volume_type against these (decision 0062)."""
+    types = cinder.adapter.volume_types(cinder.demo)
+    assert "__DEFAULT__" in {t.name for t in types} and all(t.id for t in types)
+
+
 def test_volume_lifecycle_with_the_users_token(cinder: Cinder) -> None:
     made = cinder.volume(name="data", description="d", metadata={"k": "v"})
     assert (made.size, made.name, made.description, made.metadata) == (1, "data", "d", {"k": "v"})
