@@ -222,8 +222,9 @@ from cinder.wsgi.api import application  # noqa: E402,F401
 PY
 stamp "starting cinder-scheduler and cinder-volume"
 for name in scheduler volume; do
-    nohup "$VENV/bin/cinder-$name" "${CONF_ARGS[@]}" --log-file "$DATA/$name.log" \
-        >>"$DATA/$name.out" 2>&1 &
+    # setsid: its own session, so it outlives the shell (and process group) that started it
+    setsid nohup "$VENV/bin/cinder-$name" "${CONF_ARGS[@]}" --log-file "$DATA/$name.log" \
+        >>"$DATA/$name.out" 2>&1 < /dev/null &
     echo $! > "$DATA/$name.pid"
 done
 stamp "starting cinder-api (gunicorn) on 127.0.0.1:$PORT"
