@@ -150,7 +150,9 @@ def _boot_and_delete(api: httpx.Client) -> None:
     assert created.status_code == 202, created.text
     server_id = created.json()["server"]["id"]
     while True:
-        server = api.get(f"/v2.1/servers/{server_id}").json()["server"]
+        shown = api.get(f"/v2.1/servers/{server_id}")
+        assert shown.status_code == 200, f"GET of the new server: {shown.status_code} {shown.text}"
+        server = shown.json()["server"]
         if server["status"] != "BUILD":
             break
         assert time.monotonic() < deadline, server
