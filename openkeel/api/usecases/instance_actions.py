@@ -90,6 +90,8 @@ class InstanceActionService:
             except InstanceNotFound:
                 raise InstanceNotFound(server_id) from None
             request = None if mapping.cell_uuid else build_requests.find(api, server_id)
+            if mapping.cell_uuid is None and request is None:  # scheduled between the reads
+                mapping = instance_mappings.get(api, server_id)
         if mapping.cell_uuid is None:
             if request is None:
                 raise InstanceNotFound(server_id)

@@ -63,9 +63,14 @@ def _locate(
         raise InstanceNotFound(server_id) from None
     if mapping.cell_uuid is None:
         request = build_requests.find(api, server_id)
-        if request is None:
+        if request is not None:
+            return FoundServer(request.instance, None)
+        # Scheduled between the two reads (a database that reads committed rows statement by
+        # statement, PostgreSQL's default): the conductor put the instance in its cell, then
+        # deleted the build request. Nova reads the mapping again, too.
+        mapping = instance_mappings.get(api, server_id)
+        if mapping.cell_uuid is None:
             raise InstanceNotFound(server_id)
-        return FoundServer(request.instance, None)
     location = InstanceLocation(
         mapping.cell_uuid, mapping.project_id, mapping.user_id, mapping.created_at
     )
