@@ -13,6 +13,7 @@ import pytest
 
 from openkeel.api.services import ApiServices
 from openkeel.cmd.api import api_server
+from openkeel.runtime.shutdown import ShutdownSignals
 
 DEADLINE = 10.0
 
@@ -49,7 +50,8 @@ def address(services: ApiServices) -> Iterator[tuple[str, int]]:
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen()
-    server = api_server(services, "127.0.0.1", listener.getsockname()[1])
+    signals = ShutdownSignals(graceful=10, manager=5)  # not installed: the test stops it
+    server = api_server(services, "127.0.0.1", listener.getsockname()[1], signals=signals)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]})
     thread.start()
     deadline = time.monotonic() + DEADLINE
