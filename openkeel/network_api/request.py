@@ -68,7 +68,6 @@ class NetworkRequest:
 class Reply:
     body: Any = None
     status: int = 200
-    headers: list[tuple[str, str]] = field(default_factory=list)
 
 
 Check = Callable[[str, Any], Any]

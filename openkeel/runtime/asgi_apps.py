@@ -1,5 +1,6 @@
-"""What the small HTTP roles in front of the compute API share (the image and identity APIs):
-a path table, a worker pool that ends with the server's lifespan, a bounded body reader.
+"""What the small HTTP roles in front of the compute API share (the image, identity, network and
+volume APIs): a path table, a worker pool that ends with the server's lifespan, a bounded body
+reader, and (:class:`JsonServiceApp`) the request pipeline of the JSON-only ones.
 
 Each role turns :class:`NoRoute`, :class:`NoMethod` and :class:`BodyTooLarge` into its own
 service's error format.
@@ -9,14 +10,19 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import logging
 import re
+import uuid
 from collections.abc import Awaitable, Callable, MutableMapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
+from urllib.parse import parse_qsl
 
 import orjson
 
+from openkeel.logcontext import LogContext, bound, set_current
+from openkeel.runtime.asgi import scope_headers
 from openkeel.runtime.observability import ROUTE_KEY
 
 Scope = MutableMapping[str, Any]
@@ -26,6 +32,7 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 T = TypeVar("T")
 E = TypeVar("E")
+LOG = logging.getLogger(__name__)
 
 
 class NoRoute(LookupError):
@@ -185,3 +192,50 @@ class PrefixedApp:
 
     async def serve(self, scope: Scope, receive: Receive, send: Send) -> None:
         raise NotImplementedError
+
+
+def query_of(scope: Scope) -> list[tuple[str, str]]:
+    """The request's query string as (name, value) pairs, blank values kept."""
+    return parse_qsl(scope.get("query_string", b"").decode("latin-1"), True)
+
+
+class JsonServiceApp(PrefixedApp):
+    """A service API that answers only JSON (the embedded network and volume APIs): one request
+    id per request, bound to its log lines; :meth:`handle` gives (status, body); an exception
+    becomes the service's error document by :meth:`fault` (logged once, with its traceback,
+    when it is not one of the service's own faults); :meth:`reply_headers` adds headers to
+    every answer."""
+
+    async def serve(self, scope: Scope, receive: Receive, send: Send) -> None:
+        request_id = f"req-{uuid.uuid4()}"
+        headers = scope_headers(scope)
+        with bound(LogContext(request_id)):
+            try:
+                status, body = await self.handle(scope, receive, headers, request_id)
+            except Exception as exc:
+                status, body = self.fault(exc)
+                if status >= 500:
+                    LOG.exception("%s %s failed", scope.get("method"), scope.get("path"))
+        await send_json(send, scope, status, body, request_id, self.reply_headers(headers))
+
+    async def handle(
+        self, scope: Scope, receive: Receive, headers: dict[str, str], request_id: str
+    ) -> tuple[int, Any]:
+        raise NotImplementedError
+
+    def fault(self, exc: Exception) -> tuple[int, Any]:
+        """The service's (status, error document) for ``exc``."""
+        raise NotImplementedError
+
+    def reply_headers(self, headers: dict[str, str]) -> list[tuple[bytes, bytes]]:
+        return []
+
+    async def caller(
+        self, identify: Callable[[dict[str, str], str], Any], headers: dict[str, str],
+        request_id: str,
+    ) -> Any:  # fmt: skip
+        """The caller ``identify`` finds in the headers (on a worker: it may block), bound to
+        the log lines of the request by project."""
+        found = await self.workers.run(identify, headers, request_id)
+        set_current(LogContext(request_id, None, found.project_id))
+        return found

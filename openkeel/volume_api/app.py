@@ -10,26 +10,21 @@ fault documents (:mod:`openkeel.volume.embedded.faults`).
 
 from __future__ import annotations
 
-import logging
 import re
-import uuid
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import parse_qsl
 
 from openkeel.domain.errors import Unauthorized
-from openkeel.logcontext import LogContext, bound, set_current
-from openkeel.runtime.asgi import base_url, scope_headers
+from openkeel.runtime.asgi import base_url
 from openkeel.runtime.asgi_apps import (
     ASGIApp,
     BodyTooLarge,
-    PrefixedApp,
+    JsonServiceApp,
     Receive,
     Scope,
-    Send,
     Workers,
+    query_of,
     read_body,
-    send_json,
 )
 from openkeel.volume.embedded.faults import OverLimit, VolumeFault
 from openkeel.volume.embedded.service import Caller, VolumeService
@@ -37,7 +32,6 @@ from openkeel.volume_api.request import PREFIX, Reply, VolumeRequest, negotiate,
 from openkeel.volume_api.resources import attachments, discovery, metadata, snapshots, volumes
 from openkeel.volume_api.routing import RouteTable
 
-LOG = logging.getLogger(__name__)
 # (lower-cased headers, request id) -> the caller; raises domain Unauthorized. May block.
 Identify = Callable[[dict[str, str], str], Caller]
 _PROJECT = re.compile(r"^/v3/([0-9a-f]{32}|[0-9a-f-]{36})(/|$)")
@@ -56,7 +50,7 @@ def route_path(path: str) -> str:
     return "/v3" + path[found.end(1) :] if found else path
 
 
-class VolumeApiApp(PrefixedApp):
+class VolumeApiApp(JsonServiceApp):
     """Serves ``PREFIX`` and hands every other request to ``fallback``."""
 
     prefix = PREFIX
@@ -69,33 +63,28 @@ class VolumeApiApp(PrefixedApp):
         self.identify = identify
         self.routes = build_routes()
 
-    async def serve(self, scope: Scope, receive: Receive, send: Send) -> None:
-        request_id = f"req-{uuid.uuid4()}"
-        headers = scope_headers(scope)
-        version = None
-        with bound(LogContext(request_id)):
-            try:
-                version = negotiate(headers)
-                reply = await self._handle(scope, receive, headers, request_id, version)
-            except Unauthorized:
-                reply = Reply({"error": {"code": 401, "title": "Unauthorized", "message":
-                               "The request you have made requires authentication."}}, 401)  # fmt: skip
-            except VolumeFault as fault:
-                reply = Reply(fault.body(), fault.status)
-            except Exception:
-                LOG.exception("%s %s failed", scope.get("method"), scope.get("path"))
-                reply = Reply(VolumeFault("The server has either erred or is incapable of "
-                                          "performing the requested operation.").body(), 500)  # fmt: skip
-        await _send(send, scope, reply, request_id, version)
+    def fault(self, exc: Exception) -> tuple[int, Any]:
+        if isinstance(exc, Unauthorized):
+            return 401, {"error": {"code": 401, "title": "Unauthorized", "message":
+                                   "The request you have made requires authentication."}}  # fmt: skip
+        if not isinstance(exc, VolumeFault):
+            exc = VolumeFault("The server has either erred or is incapable of performing the "
+                              "requested operation.")  # fmt: skip
+        return exc.status, exc.body()
 
-    async def _handle(
-        self,
-        scope: Scope,
-        receive: Receive,
-        headers: dict[str, str],
-        request_id: str,
-        version: tuple[int, int],
-    ) -> Reply:
+    def reply_headers(self, headers: dict[str, str]) -> list[tuple[bytes, bytes]]:
+        """The version served, on every answer whose request asked for a valid one."""
+        try:
+            version = negotiate(headers)
+        except VolumeFault:
+            return []
+        return [(b"openstack-api-version", f"volume {text(version)}".encode()),
+                (b"vary", b"OpenStack-API-Version")]  # fmt: skip
+
+    async def handle(
+        self, scope: Scope, receive: Receive, headers: dict[str, str], request_id: str
+    ) -> tuple[int, Any]:
+        version = negotiate(headers)
         method: str = scope["method"]
         path = route_path(scope["path"][len(PREFIX) :] or "/")
         ep, params = self.routes.match(method, path)
@@ -106,7 +95,7 @@ class VolumeApiApp(PrefixedApp):
         req = VolumeRequest(
             method=method,
             params=params,
-            query=parse_qsl(scope.get("query_string", b"").decode("latin-1"), True),
+            query=query_of(scope),
             headers=headers,
             service=self.service,
             root=base_url(scope, headers),
@@ -114,19 +103,9 @@ class VolumeApiApp(PrefixedApp):
             body=body,
         )
         if not ep.anonymous:
-            req.caller = await self.workers.run(self.identify, headers, request_id)
-            set_current(LogContext(request_id, None, req.caller.project_id))
-        return await self.workers.run(ep.handler, req)
-
-
-async def _send(
-    send: Send, scope: Scope, reply: Reply, request_id: str, version: tuple[int, int] | None
-) -> None:
-    headers = []
-    if version is not None:
-        headers.append((b"openstack-api-version", f"volume {text(version)}".encode()))
-        headers.append((b"vary", b"OpenStack-API-Version"))
-    await send_json(send, scope, reply.status, reply.body, request_id, headers)
+            req.caller = await self.caller(self.identify, headers, request_id)
+        reply: Reply = await self.workers.run(ep.handler, req)
+        return reply.status, reply.body
 
 
 def build_volume_app(fallback: ASGIApp, service: VolumeService, identify: Identify) -> Any:
