@@ -25,7 +25,9 @@ from openkeel.conf import make_config
 from openkeel.db import migrate
 from openkeel.db.cells import CELL0_UUID
 from openkeel.db.engine import make_engine
+from openkeel.db.image_catalog import EmbeddedImageCatalog
 from openkeel.db.schema import api as api_schema
+from openkeel.image_api.services import image_files
 from tests import leaks
 from tests.client import ApiClient
 
@@ -85,6 +87,16 @@ def make_services(
                    "state_path": str(tmp_path), **overrides}
     )  # fmt: skip
     return ApiServices(conf=conf, api_db=engine, cell_dbs=cells)
+
+
+def make_services_with_images(tmp_path: Path, **overrides: object) -> ApiServices:
+    """:func:`make_services` whose image service is the embedded catalog, installed, with its
+    image files under ``tmp_path`` (as the all-in-one's)."""
+    services = make_services(tmp_path, None, **{"state_path": str(tmp_path), **overrides})
+    catalog = EmbeddedImageCatalog(services.api_db, image_files(tmp_path))
+    catalog.install()
+    services.images = catalog
+    return services
 
 
 _scoped: dict[int, leaks.Snapshot] = {}  # id(FixtureDef) -> what its setup created

@@ -13,11 +13,9 @@ import pytest
 
 from openkeel.api.services import ApiServices
 from openkeel.cmd.api import api_app
-from openkeel.db.image_catalog import EmbeddedImageCatalog
 from openkeel.identity_api.service import IdentityService
-from openkeel.image_api.services import image_files
 from tests.client import ApiClient
-from tests.conftest import make_services
+from tests.conftest import make_services_with_images
 
 ADMIN_PASSWORD = "secret-admin"
 V3 = "/identity/v3"
@@ -64,12 +62,7 @@ def find_identity(app: Any) -> IdentityService:
 
 @pytest.fixture
 def cloud(tmp_path: Path) -> Iterator[IdentityCloud]:
-    services = make_services(
-        tmp_path, state_path=str(tmp_path), **{"api.auth_strategy": "embedded"}
-    )
-    catalog = EmbeddedImageCatalog(services.api_db, image_files(tmp_path))
-    catalog.install()
-    services.images = catalog
+    services = make_services_with_images(tmp_path, **{"api.auth_strategy": "embedded"})
     app = api_app(services, "http://openkeel.test", image_api=True)
     identity = find_identity(app)
     identity.bootstrap(ADMIN_PASSWORD)

@@ -12,10 +12,8 @@ import pytest
 from openkeel.api.factory import build_api_app
 from openkeel.api.services import ApiServices
 from openkeel.cmd.api import with_image_api
-from openkeel.db.image_catalog import EmbeddedImageCatalog
-from openkeel.image_api.services import image_files
 from tests.client import ApiClient
-from tests.conftest import make_services
+from tests.conftest import make_services_with_images
 
 PATCH = "application/openstack-images-v2.1-json-patch"
 
@@ -32,10 +30,7 @@ class ImageCloud:
 
 @pytest.fixture
 def cloud(tmp_path: Path) -> Iterator[ImageCloud]:
-    services = make_services(tmp_path, state_path=str(tmp_path))
-    catalog = EmbeddedImageCatalog(services.api_db, image_files(tmp_path))
-    catalog.install()
-    services.images = catalog
+    services = make_services_with_images(tmp_path)
     app = with_image_api(build_api_app(services), services)
     client = ApiClient(app)
     try:

@@ -12,10 +12,8 @@ import httpx
 import pytest
 
 from openkeel.cmd.api import api_app, network_service
-from openkeel.db.image_catalog import EmbeddedImageCatalog
-from openkeel.image_api.services import image_files
 from tests.client import ApiClient
-from tests.conftest import make_services
+from tests.conftest import make_services_with_images
 
 V2 = "/networking/v2.0"
 PRIVATE = "3b9bc1d4-7b0a-4c41-8f2b-0d0a6e1c0001"
@@ -38,10 +36,7 @@ class Neutron:
 
 @pytest.fixture
 def client(tmp_path: Path) -> Iterator[ApiClient]:
-    services = make_services(tmp_path, state_path=str(tmp_path))
-    catalog = EmbeddedImageCatalog(services.api_db, image_files(tmp_path))
-    catalog.install()
-    services.images = catalog
+    services = make_services_with_images(tmp_path)
     app = api_app(services, "http://openkeel.test", image_api=True)
     opts = services.conf.openkeel_network
     network_service(services.api_db).bootstrap(

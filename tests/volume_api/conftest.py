@@ -11,10 +11,8 @@ import httpx
 import pytest
 
 from openkeel.cmd.api import api_app
-from openkeel.db.image_catalog import EmbeddedImageCatalog
-from openkeel.image_api.services import image_files
 from tests.client import ApiClient
-from tests.conftest import make_services
+from tests.conftest import make_services_with_images
 
 V3 = "/volume/v3"
 
@@ -38,10 +36,7 @@ class Cinder:
 
 @pytest.fixture
 def client(tmp_path: Path) -> Iterator[ApiClient]:
-    services = make_services(tmp_path, state_path=str(tmp_path))
-    catalog = EmbeddedImageCatalog(services.api_db, image_files(tmp_path))
-    catalog.install()
-    services.images = catalog
+    services = make_services_with_images(tmp_path)
     made = ApiClient(api_app(services, "http://openkeel.test", image_api=True))
     try:
         yield made
