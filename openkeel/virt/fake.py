@@ -131,6 +131,19 @@ class _Guest:
     booted_at: datetime | None = None
 
 
+def _boot_log(spec: InstanceSpec) -> list[str]:
+    """What the simulated guest writes to its console each time it boots."""
+    flavor = spec.flavor
+    return [
+        f"Booting {spec.display_name or spec.uuid} ({flavor.vcpus} vCPU, "
+        f"{flavor.memory_mb} MiB RAM)",
+        "Mounting the root filesystem",
+        "Starting network: eth0 up",
+        "Starting cloud-init: done",
+        "login:",
+    ]
+
+
 _STATE_EVENTS = {
     PowerState.RUNNING: _T.STARTED,
     PowerState.SHUTDOWN: _T.STOPPED,
@@ -211,6 +224,7 @@ class FakeDriver(ComputeDriver):
             before, guest.state = guest.state, to
             if before in (PowerState.SHUTDOWN, PowerState.CRASHED):
                 guest.booted_at = self._clock()
+                guest.log.extend(_boot_log(guest.spec))
         self._emit(
             uuid,
             _T.RESUMED
@@ -381,6 +395,7 @@ class FakeDriver(ComputeDriver):
                     instance.uuid, "soft reboot", guest.state.name.lower()
                 )
             guest.log.append(f"reboot {reboot_type}")
+            guest.log.extend(_boot_log(guest.spec))
         self._transition(instance.uuid, "reboot", set(PowerState), PowerState.RUNNING)
 
     def power_off(self, instance: InstanceRef, timeout: int = 0, retry_interval: int = 0) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import json
 import re
 from typing import Any
 
@@ -133,8 +134,27 @@ def test_patch_refusals(glance: ApiClient, ops: Any, status: int, text: str) -> 
 def test_patch_needs_the_json_patch_media_type(glance: ApiClient) -> None:
     image = create(glance, name="a")
     resp = glance.request("PATCH", f"{V2}/images/{image['id']}", json=[])
-    error(resp, 415)
-    assert resp.headers["accept-patch"] == PATCH
+    assert "expects Content-Type one of" in error(resp, 415)
+    assert resp.headers["accept-patch"] == (
+        "application/openstack-images-v2.0-json-patch, " + PATCH
+    )
+
+
+def test_patch_draft_4_body_of_the_v2_0_media_type(glance: ApiClient) -> None:
+    """tempest's images client sends ``{"add": "/key", "value": ...}`` as v2.0-json-patch."""
+    image = create(glance, name="a")
+    headers = {"Content-Type": "application/openstack-images-v2.0-json-patch"}
+    url = f"{V2}/images/{image['id']}"
+    ops = [{"add": "/hw_rescue_bus", "value": "usb"}, {"replace": "/name", "value": "b"}]
+    resp = glance.request("PATCH", url, content=json.dumps(ops), headers=headers)
+    assert resp.status_code == 200, resp.text
+    assert (resp.json()["hw_rescue_bus"], resp.json()["name"]) == ("usb", "b")
+    resp = glance.request("PATCH", url, content=json.dumps([{"op": "remove", "path": "/x"}]),
+                          headers=headers)  # fmt: skip
+    assert "exactly one member" in error(resp, 400)
+    both = [{"add": "/x", "remove": "/y", "value": 1}]
+    resp = glance.request("PATCH", url, content=json.dumps(both), headers=headers)
+    assert "only one member" in error(resp, 400)
 
 
 def test_oversized_json_body_is_413(glance: ApiClient) -> None:

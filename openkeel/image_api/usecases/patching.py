@@ -1,4 +1,5 @@
-"""Glance's ``application/openstack-images-v2.1-json-patch``: parse and apply to one image.
+"""Glance's ``application/openstack-images-v2.1-json-patch``: parse and apply to one image
+(the older ``v2.0-json-patch`` body, JSON patch draft 4, is turned into it by :func:`from_draft4`).
 
 Called by :func:`openkeel.image_api.usecases.images.update`. The subset of RFC 6902 Glance takes:
 ``add``, ``replace`` and ``remove`` of one top-level attribute (``/name``, ``/my_property``).
@@ -65,6 +66,29 @@ def parse(ops: Any) -> list[Change]:
             raise BadRequest(f'Operation "{op}" requires a member named "value".')
         changes.append(Change(op, _key(raw.get("path")), raw.get("value")))
     return changes
+
+
+def from_draft4(ops: Any) -> Any:
+    """A ``v2.0-json-patch`` body (draft 4: ``{"add": "/name", "value": ...}``) as a v2.1 one
+    (``{"op": "add", "path": "/name", ...}``), with Glance's 400 for an object naming no
+    operation or several."""
+    if not isinstance(ops, list):
+        return ops  # parse() refuses it
+    out = []
+    for raw in ops:
+        if not isinstance(raw, dict):
+            out.append(raw)
+            continue
+        named = [op for op in OPERATIONS if op in raw]
+        if len(named) != 1:
+            raise BadRequest(
+                "Operation objects must contain "
+                + ("exactly" if not named else "only")
+                + ' one member named "add", "remove", or "replace".'
+            )
+        rest = {k: v for k, v in raw.items() if k != named[0]}
+        out.append({**rest, "op": named[0], "path": raw[named[0]]})
+    return out
 
 
 def apply_changes(document: dict[str, Any], ops: Any, base: Set[str]) -> Patched:

@@ -7,9 +7,11 @@ from urllib.parse import urlencode
 from openkeel.image_api.faults import UnsupportedMediaType
 from openkeel.image_api.request import ImageRequest, Reply
 from openkeel.image_api.resources.images.views import image_view
-from openkeel.image_api.usecases import images, listing
+from openkeel.image_api.usecases import images, listing, patching
 
 PATCH_TYPE = "application/openstack-images-v2.1-json-patch"
+DRAFT4_PATCH_TYPE = "application/openstack-images-v2.0-json-patch"
+ACCEPT_PATCH = f"{DRAFT4_PATCH_TYPE}, {PATCH_TYPE}"
 
 
 def list_images(req: ImageRequest) -> Reply:
@@ -45,13 +47,15 @@ def list_image_tasks(req: ImageRequest) -> Reply:
 
 
 def update_image(req: ImageRequest) -> Reply:
-    """PATCH /v2/images/{image_id} with a v2.1 JSON patch."""
-    if req.content_type() != PATCH_TYPE:
+    """PATCH /v2/images/{image_id} with a v2.1 JSON patch (or a v2.0 one, draft 4)."""
+    kind = req.content_type()
+    if kind not in (PATCH_TYPE, DRAFT4_PATCH_TYPE):
         raise UnsupportedMediaType(
-            f"Unsupported Content-Type; PATCH takes {PATCH_TYPE}.",
-            (("Accept-Patch", PATCH_TYPE),),
+            f"Image PATCH expects Content-Type one of: {ACCEPT_PATCH}",
+            (("Accept-Patch", ACCEPT_PATCH),),
         )
-    image = images.update(req.services, req.caller, req.params["image_id"], req.json())
+    ops = req.json() if kind == PATCH_TYPE else patching.from_draft4(req.json())
+    image = images.update(req.services, req.caller, req.params["image_id"], ops)
     return Reply(image_view(image))
 
 
