@@ -25,7 +25,10 @@ def volume_summary(req: VolumeRequest, row: Row) -> dict[str, Any]:
     return {"id": row["id"], "name": row["name"], "links": links(req, "volumes", row["id"])}
 
 
-def volume(req: VolumeRequest, row: Row) -> dict[str, Any]:
+def volume(req: VolumeRequest, row: Row, extended: bool = True) -> dict[str, Any]:
+    """One volume. ``extended``: with what Cinder's API extensions add to show and list
+    (tenant, host and migration attributes, image metadata); create and update answer
+    without."""
     service: VolumeService = req.service
     attachments = [
         {"id": row["id"], "attachment_id": a["id"], "volume_id": row["id"],
@@ -43,11 +46,13 @@ def volume(req: VolumeRequest, row: Row) -> dict[str, Any]:
         "user_id": row["user_id"], "bootable": "true" if row["bootable"] else "false",
         "encrypted": False, "replication_status": None, "consistencygroup_id": None,
         "multiattach": row["multiattach"], "attachments": attachments,
-        "migration_status": row["migration_status"], "os-vol-tenant-attr:tenant_id": row["project_id"],
+        "migration_status": row["migration_status"],
     }  # fmt: skip
-    if row["image_metadata"]:
+    if extended:
+        out["os-vol-tenant-attr:tenant_id"] = row["project_id"]
+    if extended and row["image_metadata"]:
         out["volume_image_metadata"] = row["image_metadata"]
-    if req.caller.is_admin:
+    if extended and req.caller.is_admin:
         out["os-vol-host-attr:host"] = service.host
         out["os-vol-mig-status-attr:migstat"] = row["migration_status"]
         out["os-vol-mig-status-attr:name_id"] = None

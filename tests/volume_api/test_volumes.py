@@ -133,3 +133,17 @@ def test_volume_from_image_is_bootable(client: ApiClient, demo: Cinder, tmp_path
     assert made["volume_image_metadata"]["image_id"] == image["id"]
     data = (tmp_path / "volumes" / made["id"]).read_bytes()[:1024]
     assert data == b"boot" * 256
+
+
+def test_create_and_update_answer_without_the_extensions_attributes(admin: Cinder) -> None:
+    """Cinder's API extensions (tenant, host, migration attributes, image metadata) extend show
+    and list only: tempest's create/update schemas refuse them."""
+    made = admin("POST", "/volumes", {"volume": {"size": 1}})
+    assert made.status_code == 202, made.text
+    vid = made.json()["volume"]["id"]
+    updated = admin("PUT", f"/volumes/{vid}", {"volume": {"name": "n"}})
+    for body in (made.json()["volume"], updated.json()["volume"]):
+        assert not [key for key in body if key.startswith("os-vol-")], body
+    shown = admin("GET", f"/volumes/{vid}").json()["volume"]
+    assert shown["os-vol-tenant-attr:tenant_id"] == "admin"
+    assert "os-vol-host-attr:host" in shown

@@ -101,7 +101,7 @@ def create_volume(req: VolumeRequest) -> Reply:
     if ref.get("size") is not None:
         ref["size"] = integer("size", ref["size"])
     row = req.service.create_volume(req.caller, ref)
-    return Reply({"volume": views.volume(req, row)}, 202)
+    return Reply({"volume": views.volume(req, row, extended=False)}, 202)
 
 
 def update_volume(req: VolumeRequest) -> Reply:
@@ -117,7 +117,7 @@ def update_volume(req: VolumeRequest) -> Reply:
         optional_text(ref, name)
     metadata(ref)
     row = req.service.update_volume(req.caller, req.params["id"], ref)
-    return Reply({"volume": views.volume(req, row)})
+    return Reply({"volume": views.volume(req, row, extended=False)})
 
 
 def delete_volume(req: VolumeRequest) -> Reply:
