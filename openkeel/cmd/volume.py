@@ -1,8 +1,10 @@
 """The embedded volume service wired into the all-in-one (decision 0057): the volume API under
-``/volume``, its volumes made from the embedded image service's images."""
+``/volume``, its volumes made from the embedded image service's images, its events (a reimaged
+volume) sent to the compute API in the same process."""
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -10,15 +12,26 @@ import sqlalchemy as sa
 
 from openkeel.api.app import ComputeApiApp
 from openkeel.api.auth import Authenticator
+from openkeel.api.context import RequestContext
+from openkeel.api.policy import PolicyEnforcer
 from openkeel.api.services import ApiServices
+from openkeel.api.usecases.external_events import create_events
 from openkeel.clients.image import Caller as ImageCaller
 from openkeel.clients.image import ImageError
 from openkeel.db.volume_store import VolumeStore
 from openkeel.image_api.services import ImageApiServices, image_api_services
 from openkeel.volume.embedded.files import VolumeFiles
-from openkeel.volume.embedded.service import Caller, ImageCopy, ImageSource, VolumeService
-from openkeel.volume.factory import provide_images
+from openkeel.volume.embedded.service import (
+    Caller,
+    ImageCopy,
+    ImageSource,
+    NovaEvents,
+    VolumeService,
+)
+from openkeel.volume.factory import provide_images, send_volume_events
 from openkeel.volume_api.app import Identify, build_volume_app
+
+LOG = logging.getLogger(__name__)
 
 
 def volume_identity(authenticator: Authenticator) -> Identify:
@@ -64,18 +77,45 @@ def volume_files(state_path: str) -> VolumeFiles:
 
 
 def volume_service(
-    api_db: sa.Engine, state_path: str, images: ImageSource | None = None
+    api_db: sa.Engine,
+    state_path: str,
+    images: ImageSource | None = None,
+    nova: NovaEvents | None = None,
 ) -> VolumeService:
     """The embedded volume service over the API database (tables made when missing)."""
     store = VolumeStore(api_db)
     store.install()
-    return VolumeService(store, volume_files(state_path), images)
+    return VolumeService(store, volume_files(state_path), images, nova=nova)
+
+
+def nova_events(services: ApiServices, enforcer: PolicyEnforcer) -> NovaEvents:
+    """What Cinder's Nova notifier does (as the service it is): an event of a server (the
+    ``volume-reimaged`` of a reimaged root volume) to the compute API's external events,
+    which casts it to the server's host. Never fails the volume change it follows."""
+
+    def send(server_uuid: str, name: str, tag: str) -> None:
+        context = RequestContext(user_id="volume", project_id=None, roles=("admin", "service"),
+                                 enforcer=enforcer)  # fmt: skip
+        body = {"server_uuid": server_uuid, "name": name, "tag": tag}
+        try:
+            answers, _ = create_events(services, context, [body])
+        except Exception:
+            LOG.exception("Reporting %s of volume %s to compute failed", name, tag)
+            return
+        if answers[0].code != 200:
+            LOG.warning("Compute answered %s to %s of volume %s for server %s",
+                        answers[0].code, name, tag, server_uuid)  # fmt: skip
+
+    return send
 
 
 def with_volume_api(app: Any, compute: ComputeApiApp, services: ApiServices) -> Any:
-    """``app`` with the embedded volume API under ``/volume``."""
+    """``app`` with the embedded volume API under ``/volume``; its volume-reimaged events go
+    to ``compute``'s external events."""
     state_path = services.conf.state_path
     images = image_source(image_api_services(services.api_db, Path(state_path)))
-    service = volume_service(services.api_db, state_path, images)
+    nova = nova_events(services, compute.enforcer)
+    service = volume_service(services.api_db, state_path, images, nova)
     provide_images(services.conf, services.api_db, images)  # boot from volume: image→volume
+    send_volume_events(services.conf, services.api_db, nova)  # volume-backed rebuild (2.93)
     return build_volume_app(app, service, volume_identity(compute.authenticator))

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 
 from openkeel.domain.errors import ComputeError
@@ -79,13 +79,21 @@ class InstanceEventWaiters:
         waiter.set(event)
         return True
 
-    def cancel(self, instance_uuid: str) -> None:
-        """Drop the instance's waiters (it is going away), releasing each as failed."""
+    def cancel(self, instance_uuid: str, names: Collection[str] | None = None) -> None:
+        """Drop the instance's waiters (it is going away), releasing each as failed; with
+        ``names``, only the waiters of those events."""
         with self._lock:
-            armed = self._waiting.pop(instance_uuid, {})
-        for key, waiter in armed.items():
-            name, _, tag = key.partition("-")
-            waiter.set(ExternalEvent(instance_uuid, name, "failed", tag or None))
+            armed = self._waiting.get(instance_uuid, {})
+            dropped = {k: w for k, w in armed.items()
+                       if names is None or any(k == n or k.startswith(n + "-") for n in names)}  # fmt: skip
+            for key in dropped:
+                del armed[key]
+            if not armed:
+                self._waiting.pop(instance_uuid, None)
+        for key, waiter in dropped.items():
+            # the key is ``name-tag``; names hold dashes too, so the name is the one asked for
+            name = next((n for n in names or () if key == n or key.startswith(n + "-")), key)
+            waiter.set(ExternalEvent(instance_uuid, name, "failed", key[len(name) + 1 :] or None))
 
     def pending(self, instance_uuid: str) -> list[str]:
         """Keys still awaited for the instance."""

@@ -86,6 +86,13 @@ OPTS = [
         min=0,
         help="Seconds between those checks.",
     ),
+    cfg.IntOpt(
+        "reimage_timeout_per_gb",
+        default=20,
+        min=1,
+        help="Seconds per GB of the image (rounded up) that a volume-backed rebuild with a "
+        "new image waits for the volume service's volume-reimaged event.",
+    ),
 ]
 
 

@@ -138,6 +138,14 @@ class VolumeAdapter(Protocol):
         the old one; the id the server's mapping keeps (Cinder's ``save_volume_id``)."""
         ...
 
+    def reimage(
+        self, context: VolumeContext, volume_id: str, image_id: str, reimage_reserved: bool
+    ) -> None:
+        """Cinder's ``os-reimage`` (3.68): rewrite the volume from the image; Cinder sends the
+        ``volume-reimaged`` event to Nova when it is done with a reserved volume (Nova's
+        ``reimage_volume``; VolumeNotFound, InvalidVolume, VolumeServiceError)."""
+        ...
+
     def volume_types(self, context: VolumeContext) -> list[VolumeType]:
         """The volume types the user may use (Nova's get_all_volume_types)."""
         ...

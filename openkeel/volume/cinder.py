@@ -7,7 +7,8 @@ filled in with the user's project), else ``catalog_info`` (``<service_type>:<ser
 the ``[cinder]`` auth section's user. A request carries the user's token when the context has
 one (Nova's calls are the user's); a context without a token (compute's periodic and cleanup
 work, an admin context) is served by the ``[cinder]`` service user. Every request asks for
-microversion 3.44 (the attachments API with ``os-complete``); ``http_retries`` is the connection
+microversion 3.44 (the attachments API with ``os-complete``), ``os-reimage`` for 3.68 (as
+Nova's ``reimage_volume``); ``http_retries`` is the connection
 retries of every call (Nova's ``connect_retries``).
 
 Errors are the embedded adapter's (:mod:`openkeel.volume.errors`), so the compute API answers
@@ -44,6 +45,7 @@ from openkeel.volume.adapter import (
 Doc = dict[str, Any]
 
 MICROVERSION = "3.44"
+REIMAGE_MICROVERSION = "3.68"  # os-reimage
 _INTERFACES = {"publicURL": "public", "internalURL": "internal", "adminURL": "admin"}
 
 
@@ -175,11 +177,16 @@ class CinderVolumes:
         return url
 
     def _request(
-        self, context: VolumeContext, method: str, path: str, body: Doc | None = None
+        self,
+        context: VolumeContext,
+        method: str,
+        path: str,
+        body: Doc | None = None,
+        version: str = MICROVERSION,
     ) -> tuple[int, bytes]:
         """Cinder's status and body (the response is closed: nothing of it outlives the call,
         not even in an error's traceback)."""
-        headers = {"OpenStack-API-Version": f"volume {MICROVERSION}",
+        headers = {"OpenStack-API-Version": f"volume {version}",
                    "Accept": "application/json"}  # fmt: skip
         kwargs: dict[str, Any] = {}
         if self._auth is not None:
@@ -215,8 +222,9 @@ class CinderVolumes:
         path: str,
         missing: Exception | None,
         body: Doc | None = None,
+        version: str = MICROVERSION,
     ) -> Doc:
-        status, content = self._request(context, method, path, body)
+        status, content = self._request(context, method, path, body, version)
         if status >= 500:
             raise CinderUnavailable(f"Cinder answered {status} to {method} {path}: {_fault(content)}")  # fmt: skip
         if status == 404:
@@ -300,6 +308,14 @@ class CinderVolumes:
                           {"os-migrate_volume_completion": {"new_volume": new_volume_id,
                                                             "error": error}})  # fmt: skip
         return str(done["save_volume_id"])
+
+    def reimage(
+        self, context: VolumeContext, volume_id: str, image_id: str, reimage_reserved: bool
+    ) -> None:
+        """Nova's ``reimage_volume``: the ``os-reimage`` action at Cinder's 3.68."""
+        body = {"os-reimage": {"image_id": image_id, "reimage_reserved": reimage_reserved}}
+        self._call(context, "POST", f"/volumes/{volume_id}/action",
+                   errors.VolumeNotFound(volume_id), body, version=REIMAGE_MICROVERSION)  # fmt: skip
 
     # -- attachments (3.44)
 

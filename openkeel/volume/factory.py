@@ -48,3 +48,14 @@ def provide_images(conf: cfg.ConfigOpts, api_db: sa.Engine, images: Any) -> None
     adapter = get_volume_adapter(conf, api_db)
     if isinstance(adapter, EmbeddedVolumes):
         adapter.use_images(images)
+
+
+def send_volume_events(conf: cfg.ConfigOpts, api_db: sa.Engine, nova: Any) -> None:
+    """Let the embedded volume service report to the compute API as Cinder does
+    (``volume-reimaged``; ``nova``: its ``NovaEvents``); called by the composition root that
+    serves the compute API in the same process."""
+    from openkeel.volume.embedded.adapter import EmbeddedVolumes
+
+    adapter = get_volume_adapter(conf, api_db)
+    if isinstance(adapter, EmbeddedVolumes):
+        adapter.send_events_with(nova)

@@ -28,6 +28,9 @@ EVENT = "compute_terminate_instance"
 
 def terminate(host: ComputeHost, context: CallContext, uuid: str) -> None:
     """Delete instance ``uuid`` from this host; never raises."""
+    # A volume-backed rebuild waiting for its root volume (operations/reimage.py) holds the
+    # instance's lock: it gives up at once rather than at its time-out.
+    host.events.cancel(uuid, names=("volume-reimaged",))
     with host.locks.hold(uuid):
         try:
             instance = host.records.get(uuid)

@@ -2,7 +2,8 @@
 evacuation (``recreate``) to this host from a dead one.
 
 The API saved the new image, name, metadata... and task ``rebuilding``. Rebuild: the guest is
-destroyed and defined again from the image. Evacuation: the instance moves to this host and
+destroyed and defined again from the image; a volume-backed server at 2.93 has its root volume
+reimaged first (operations/reimage.py). Evacuation: the instance moves to this host and
 node (migration ``pre-migrating`` -> ``done``) and its guest is defined here; the source's
 guest is removed when that host comes back (compute/evacuated.py). Both go through the task
 states rebuilding -> rebuild_block_device_mapping -> rebuild_spawning (compare-and-swap each)
@@ -17,7 +18,7 @@ from dataclasses import replace
 
 from openkeel.compute import config_drive, guest, notifying
 from openkeel.compute.host import ComputeHost
-from openkeel.compute.operations import boot_volumes
+from openkeel.compute.operations import boot_volumes, reimage
 from openkeel.compute.operations.outcome import bind_ports, set_error
 from openkeel.compute.operations.power import _run
 from openkeel.compute.vif_plugging import plugging_vifs
@@ -49,8 +50,12 @@ def rebuild(host: ComputeHost, context: CallContext, msg: RebuildInstance) -> No
                  expected_task_state=TaskState.REBUILDING.value)  # fmt: skip
             ref = guest.instance_ref(host.conf, instance)
             host.driver.destroy(ref, network=guest.interfaces(instance.network_info))
+            if msg.reimage_boot_volume:  # 2.93: the root volume takes the image
+                reimage.reimage_root(host, context, uuid, msg.image_ref)
         step(uuid, InstanceUpdate(task_state=TaskState.REBUILD_BLOCK_DEVICE_MAPPING.value),
              expected_task_state=TaskState.REBUILDING.value)  # fmt: skip
+        if msg.reimage_boot_volume and not msg.recreate:
+            reimage.attach_root(host, context, uuid)
         instance = step(uuid, InstanceUpdate(task_state=TaskState.REBUILD_SPAWNING.value),
                         expected_task_state=TaskState.REBUILD_BLOCK_DEVICE_MAPPING.value)  # fmt: skip
         # The guest is defined again with the volumes it has (a volume root stays its root).

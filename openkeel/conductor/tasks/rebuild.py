@@ -78,6 +78,7 @@ class RebuildTask:
                 node=node,
                 migration=self._migration(records, host, node),
                 target_state=msg.target_state,
+                reimage_boot_volume=msg.reimage_boot_volume,
             ),
         )
 

@@ -132,6 +132,8 @@ class RebuildInstance(InstanceMessage):
     node: str | None = None
     migration: Json | None = None
     target_state: str | None = None
+    # 2.93: a volume-backed server's root volume is reimaged with ``image_ref`` (Nova's 6.1)
+    reimage_boot_volume: bool = False
 
 
 # --- rescue, admin password, crash dump (openkeel.compute.operations.rescue, guest_requests) -

@@ -93,6 +93,7 @@ class RebuildInstance(RpcMessage):
     host: str | None = None
     migration: Json | None = None
     target_state: str | None = None  # "stopped" (2.95+): the evacuated server ends stopped
+    reimage_boot_volume: bool = False  # 2.93: reimage a volume-backed server's root volume
 
 
 @dataclass(frozen=True)

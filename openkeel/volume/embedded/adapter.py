@@ -28,6 +28,7 @@ from openkeel.volume.embedded.service import (
     Caller,
     ImageCopy,
     ImageSource,
+    NovaEvents,
     Row,
     VolumeService,
 )
@@ -185,6 +186,18 @@ class EmbeddedVolumes:
     def roll_detaching(self, context: VolumeContext, volume_id: str) -> None:
         self._run(lambda: self.service.roll_detaching(_caller(context), volume_id),
                   VolumeNotFound(volume_id))  # fmt: skip
+
+    def reimage(
+        self, context: VolumeContext, volume_id: str, image_id: str, reimage_reserved: bool
+    ) -> None:
+        caller = _caller(context)
+        self._run(lambda: self.service.reimage(caller, volume_id, image_id, reimage_reserved),
+                  VolumeNotFound(volume_id))  # fmt: skip
+
+    def send_events_with(self, nova: NovaEvents) -> None:
+        """Where the service reports ``volume-reimaged`` (the compute API's external events);
+        the composition root says, as for the images."""
+        self.service.nova = nova
 
     def volume_types(self, context: VolumeContext) -> list[VolumeType]:
         return [VolumeType(str(DEFAULT_TYPE["id"]), str(DEFAULT_TYPE["name"]))]

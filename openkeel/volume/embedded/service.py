@@ -25,6 +25,8 @@ from typing import Any
 from openkeel.db.volume_store import Row, VolumeStore, now
 from openkeel.volume.embedded.faults import (
     BadRequest,
+    Conflict,
+    NotFound,
     OverLimit,
     attachment_not_found,
     invalid_volume,
@@ -34,7 +36,9 @@ from openkeel.volume.embedded.faults import (
 )
 from openkeel.volume.embedded.files import VolumeFiles
 
-__all__ = ["DEFAULT_TYPE", "QUOTAS", "Caller", "ImageCopy", "Row", "VolumeService"]
+__all__ = [
+    "DEFAULT_TYPE", "QUOTAS", "Caller", "ImageCopy", "NovaEvents", "Row", "VolumeService",
+]  # fmt: skip
 
 QUOTAS = {
     "volumes": 10, "snapshots": 10, "gigabytes": 1000, "backups": 10, "backup_gigabytes": 1000,
@@ -77,10 +81,24 @@ class ImageCopy:
 
 # (caller, image id) -> the image when the caller may read it, else None.
 ImageSource = Callable[[Caller, str], ImageCopy | None]
+# What Cinder's Nova notifier does: (server uuid, event name, tag) to the compute API's
+# os-server-external-events (``volume-reimaged``); never raises.
+NovaEvents = Callable[[str, str, str], None]
 
 
 def new_id() -> str:
     return str(uuid.uuid4())
+
+
+def _check_image(copy: ImageCopy, size: int) -> None:
+    """Cinder's check_image_metadata for a reimage: the image fits the volume."""
+    image_gb = -(-copy.size // GIB)
+    if image_gb > size:
+        raise BadRequest(f"Invalid input received: Size of specified image {image_gb}GB is "
+                         f"larger than volume size {size}GB.")  # fmt: skip
+    if size < copy.min_disk:
+        raise BadRequest(f"Invalid input received: Volume size {size}GB cannot be smaller "
+                         f"than the image minDisk size {copy.min_disk}GB.")  # fmt: skip
 
 
 class VolumeService:
@@ -93,10 +111,12 @@ class VolumeService:
         images: ImageSource | None = None,
         zone: str = "nova",
         host: str = "openkeel@simulated#simulated",
+        nova: NovaEvents | None = None,
     ) -> None:
         self.store = store
         self.files = files
         self._images = images
+        self.nova = nova
         self.zone = zone
         self.host = host
 
@@ -290,6 +310,44 @@ class VolumeService:
                 f"{used}G has been consumed."
             )
 
+    def reimage(self, caller: Caller, ident: str, image_id: str, reserved: bool = False) -> None:
+        """Cinder's ``os-reimage`` (3.68): the volume's data rewritten from the image and its
+        image metadata replaced. Refused (409) for a volume with more than one attachment,
+        (400) unless available or error, or reserved with ``reserved`` (Nova's rebuild).
+        Then, as Cinder's volume manager: a failure leaves the volume ``error`` and tells
+        nobody; success gives the volume its status back and, when it was reserved, sends
+        ``volume-reimaged`` for each server it is attached to."""
+        row = self.volume(caller, ident)
+        copy = self._images(caller, image_id) if self._images else None
+        if copy is None:
+            raise NotFound(f"Image {image_id} could not be found.")
+        if len(self.attachments_of(ident)) > 1:
+            raise Conflict("Cannot re-image a volume which is attached to more than one server.")
+        expected = ("available", "error", "reserved") if reserved else ("available", "error")
+        previous = row["status"]
+        if self.store.swap("volumes", ident, (previous,) if previous in expected else (),
+                           {"status": "downloading"}) is None:  # fmt: skip
+            statuses = ", ".join(expected[:-1]) + " or " + expected[-1]
+            raise invalid_volume(f"Volume {ident} status must be {statuses}, but current "
+                                 f"status is {row['status']}.")  # fmt: skip
+        try:
+            _check_image(copy, row["size"])
+        except BadRequest:
+            self.store.swap("volumes", ident, ("downloading",), {"status": previous})
+            raise
+        try:
+            self.files.write(ident, copy.chunks, row["size"] * GIB)
+        except Exception:
+            self.store.swap("volumes", ident, ("downloading",), {"status": "error"})
+            return
+        self.store.swap("volumes", ident, ("downloading",), {
+            "status": previous, "image_id": image_id, "image_metadata": dict(copy.metadata),
+        })  # fmt: skip
+        if previous == "reserved" and self.nova is not None:
+            for attachment in self.attachments_of(ident):
+                if attachment["instance_uuid"]:
+                    self.nova(attachment["instance_uuid"], "volume-reimaged", ident)
+
     def set_bootable(self, caller: Caller, ident: str, bootable: bool) -> None:
         self.volume(caller, ident)
         self.store.update("volumes", ident, {"bootable": bootable})
@@ -360,7 +418,14 @@ class VolumeService:
         # Cinder's: a multiattach volume may also be in use, but not half-way attaching.
         expected = ("available", "in-use") if volume["multiattach"] else ("available",)
         reserved = self.store.swap("volumes", volume_id, expected, {"status": "reserved"})
-        if reserved is None:
+        # Cinder's override: a server that has the volume already may reserve it again (a
+        # volume-backed rebuild's new attachment before the old one goes); status unchanged.
+        again = (
+            volume["status"] in ("in-use", "reserved")
+            and instance_uuid is not None
+            and any(a["instance_uuid"] == instance_uuid for a in self.attachments_of(volume_id))
+        )
+        if reserved is None and not again:
             raise invalid_volume(
                 f"Volume {volume_id} status must be available or downloading to reserve, but "
                 f"the current status is {volume['status']}."

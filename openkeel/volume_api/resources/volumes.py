@@ -1,14 +1,15 @@
 """Volumes: list (summary and detail, Cinder's filters, ``limit``/``marker``, ``sort``), show,
-create, update, delete, and the volume actions (extend, bootable, reset status, and the
-attach steps before the attachments API)."""
+create, update, delete, and the volume actions (extend, bootable, reset status, the attach
+steps before the attachments API, and 3.68's reimage)."""
 
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable
 from typing import Any
 
-from openkeel.volume.embedded.faults import BadRequest, volume_not_found
+from openkeel.volume.embedded.faults import BadRequest, NotFound, volume_not_found
 from openkeel.volume.embedded.service import Row
 from openkeel.volume_api import views
 from openkeel.volume_api.request import (
@@ -18,6 +19,7 @@ from openkeel.volume_api.request import (
     metadata,
     optional_text,
     page,
+    text,
 )
 from openkeel.volume_api.routing import Endpoint, RouteTable
 
@@ -188,6 +190,37 @@ def _force_delete(req: VolumeRequest, ident: str, ref: Any) -> Reply:
     return Reply(None, 202)
 
 
+_UUID = re.compile(r"^[0-9a-fA-F]{8}-?([0-9a-fA-F]{4}-?){3}[0-9a-fA-F]{12}$")
+
+
+def _reimage(req: VolumeRequest, ident: str, ref: Any) -> Reply:
+    """3.68 ``{"os-reimage": {"image_id", "reimage_reserved"}}`` (Cinder's schema)."""
+    if not req.at_least(3, 68):
+        raise NotFound(f"API version {text(req.version)} is not supported on this method.")
+    if not isinstance(ref, dict) or "image_id" not in ref:
+        raise BadRequest("Invalid input for field/attribute os-reimage. Value: "
+                         f"{ref}. 'image_id' is a required property")  # fmt: skip
+    unknown = sorted(set(ref) - {"image_id", "reimage_reserved"})
+    if unknown:
+        raise BadRequest("Additional properties are not allowed (" + ", ".join(
+            repr(u) for u in unknown) + " was unexpected)")  # fmt: skip
+    image_id = ref["image_id"]
+    if not isinstance(image_id, str) or not _UUID.match(image_id):
+        raise BadRequest(f"Invalid input for field/attribute image_id. Value: {image_id}.")
+    reserved = ref.get("reimage_reserved", False)
+    if isinstance(reserved, str) and reserved.lower() in _BOOLEANS:
+        reserved = _BOOLEANS[reserved.lower()]
+    if not isinstance(reserved, bool):
+        raise BadRequest(f"Invalid input for field/attribute reimage_reserved. Value: "
+                         f"{reserved}.")  # fmt: skip
+    req.service.reimage(req.caller, ident, image_id, reserved)
+    return Reply(None, 202)
+
+
+_BOOLEANS = {"true": True, "1": True, "yes": True, "on": True, "y": True, "t": True,
+             "false": False, "0": False, "no": False, "off": False, "n": False, "f": False}  # fmt: skip
+
+
 def _ignored(req: VolumeRequest, ident: str, ref: Any) -> Reply:
     req.service.volume(req.caller, ident)
     return Reply(None, 202)
@@ -205,6 +238,7 @@ ACTIONS: dict[str, Callable[[VolumeRequest, str, Any], Reply]] = {
     "os-attach": _attach,
     "os-detach": _detach,
     "os-initialize_connection": _connection,
+    "os-reimage": _reimage,
     "os-terminate_connection": _ignored,
     "os-update_readonly_flag": _ignored,
 }

@@ -1,12 +1,15 @@
 """The rebuild server action (Nova's compute API ``rebuild``): checks, saved changes, cast.
 
 Checks as Nova's: lock, state (ACTIVE, SHUTOFF or ERROR, no task), the image (known, active,
-fits the flavor; a volume-backed server keeps its image), ``key_name`` (2.54) and user data.
+fits the flavor; a volume-backed server keeps its image before 2.93, from 2.93 its root volume
+is reimaged with any image whose min_ram and min_disk it meets), ``key_name`` (2.54) and user
+data.
 Then, in one transaction, the new image, name, metadata (replaced whole), description,
 access IPs, key pair, user data, hostname, task ``rebuilding`` and the ``rebuild`` instance
 action; then the conductor's ``rebuild_instance`` cast (conductor -> the compute host). A new
 image goes into the saved request spec, and the cast carries a spec that makes the conductor
-ask the scheduler whether the instance's node accepts it (Nova's rebuild check).
+ask the scheduler whether the instance's node accepts it (Nova's rebuild check; for a
+volume-backed server "new" means other than the image its root volume holds).
 Called by openkeel.api.resources.servers.handlers_rebuild.
 """
 
@@ -27,7 +30,7 @@ from openkeel.clients.image import Image
 from openkeel.db.engine import reader
 from openkeel.db.repositories import block_devices, request_specs
 from openkeel.db.repositories.request_specs import RequestSpec
-from openkeel.domain.errors import Invalid, NotImplementedYet
+from openkeel.domain.errors import Invalid
 from openkeel.domain.instances import UNSET, Instance, InstanceUpdate
 from openkeel.domain.states import TaskState
 from openkeel.rpc.messages.conductor import RebuildInstance
@@ -36,6 +39,7 @@ from openkeel.volume.factory import get_volume_adapter
 
 # The scheduler hint that makes a select_destinations a rebuild check (Nova's name).
 REBUILD_HINT = "_nova_check_type"
+GIB = 1024**3
 
 
 @dataclass(frozen=True)
@@ -52,6 +56,13 @@ class RebuildRequest:
 
 
 @dataclass(frozen=True)
+class _VolumeRoot:
+    """A volume-backed server's root: the image its volume holds (None: not from an image)."""
+
+    image_id: str | None
+
+
+@dataclass(frozen=True)
 class Rebuilt:
     instance: Instance
     admin_pass: str
@@ -64,11 +75,12 @@ class ServerRebuilder(ServerLifecycle):
         inst = found.instance
         self._check_lock(inst)
         self._gate("rebuild", inst)
-        image_id = req.image_ref.rstrip("/").rsplit("/", 1)[-1]
         image = checks.image(self._services, caller_of(self._context), req.image_ref)
-        volume_backed = self._check_volume_backed(found, image_id, req.reimage_boot_volume)
-        if not volume_backed:
+        root = self._volume_root(found, image, req.reimage_boot_volume)
+        volume_backed = root is not None
+        if root is None:
             checks.image_fits(image, inst.flavor)
+        orig_image_ref = root.image_id if root is not None else inst.image_ref
         changes = dict(req.changes)
         if req.key_name is not UNSET:
             pair = checks.keypair(self._services, inst.user_id, req.key_name)
@@ -89,49 +101,54 @@ class ServerRebuilder(ServerLifecycle):
         )
         updated = self._update(found, update, [None], action="rebuild")
         spec = None
-        if not volume_backed and image.id != inst.image_ref:
+        if image.id != orig_image_ref:
             spec = self._spec_for_new_image(inst, image)
         conductor = getattr(self._services, "conductor", None)
         if conductor is not None:
             message = RebuildInstance(
                 updated.uuid,
                 image_ref=image.id,
-                orig_image_ref=inst.image_ref or "",
+                orig_image_ref=orig_image_ref or "",
                 admin_password=password,
                 preserve_ephemeral=req.preserve_ephemeral,
                 request_spec=spec,
+                # Nova: from 2.93 a volume-backed server's root volume is always reimaged
+                reimage_boot_volume=req.reimage_boot_volume and volume_backed,
             )
             with undone_if_unsent(self._cell(found), inst.uuid, "rebuild", TaskState.REBUILDING.value):  # fmt: skip
                 conductor.cast(call_context(self._context), message)
         return Rebuilt(updated, password)
 
-    def _check_volume_backed(self, found: FoundServer, image_id: str, reimage: bool) -> bool:
-        """Whether the server is volume-backed (its root mapping is a volume, or it has no
-        image); then the image must be the one its root volume was made from (Nova's 400;
-        2.93's reimage of the root volume is not built)."""
+    def _volume_root(self, found: FoundServer, image: Image, reimage: bool) -> _VolumeRoot | None:
+        """The root of a volume-backed server (its root mapping is a volume, or it has no
+        image), else None. Nova's checks: before 2.93 only the image the root volume was made
+        from (400); the image's min_ram against the flavor and min_disk against the volume."""
         inst = found.instance
         with reader(self._cell(found)).connect() as conn:
             devices = block_devices.devices_of(conn, inst.uuid)
         root = next((d for d in devices if d.boot_index == 0 and d.is_volume), None)
         if inst.image_ref and root is None:
-            return False
-        original = None
+            return None
+        original, size = None, None
         if root is not None and root.volume_id:
             volumes = get_volume_adapter(self._conf, self._services.api_db)
             ctx = self._context
-            as_user = VolumeContext(ctx.project_id, ctx.user_id, ctx.is_admin)
-            original = volumes.get(as_user, root.volume_id).image_id
-        if original != image_id:
-            if reimage:
-                raise NotImplementedYet(
-                    "Rebuilding a volume-backed server with a new image (2.93, a reimage of "
-                    "its root volume) is not built yet."
-                )
+            as_user = VolumeContext(ctx.project_id, ctx.user_id, ctx.is_admin, ctx.auth_token)
+            volume = volumes.get(as_user, root.volume_id)
+            original, size = volume.image_id, root.volume_size or volume.size
+        if original != image.id and not reimage:
             raise Invalid(
-                f"Image {image_id} is unacceptable: Unable to rebuild with a different image "
+                f"Image {image.id} is unacceptable: Unable to rebuild with a different image "
                 "for a volume-backed server."
             )
-        return True
+        if inst.flavor.memory_mb < image.min_ram:
+            raise Invalid("Flavor's memory is too small for requested image.")
+        if size is not None and image.min_disk * GIB > size * GIB:
+            raise Invalid(
+                "Volume is smaller than the minimum size specified in image metadata. Volume "
+                f"size is {size * GIB} bytes, minimum size is {image.min_disk * GIB} bytes."
+            )
+        return _VolumeRoot(original)
 
     def _spec_for_new_image(self, inst: Instance, image: Image) -> dict[str, Any]:
         """Nova's rebuild with a new image: the saved request spec takes the image, and the
