@@ -3,7 +3,9 @@
 A volume is a PVC (or the CDI DataVolume that makes one) in the server's namespace. Which one
 the connection info says (decision 0067): ``driver_volume_type: kubevirt`` with ``data``
 ``{volume_id, claim_name, claim_kind: persistentVolumeClaim | dataVolume, namespace (null: the
-server's), size_gb, populate (a CDI DataVolume source to make it with when it is missing)}``.
+server's), size_gb, populate (a CDI DataVolume source to make it with when it is missing;
+a DataVolume imported from another image than ``populate`` names is made again: the volume
+service reimaged the volume, decision 0069)}``.
 Connection info without a type (a block device mapping compute resolved without Cinder) names
 the PVC ``volume-<id>``; a ``local`` one (the all-in-one's files) or any other transport
 (iscsi, rbd...) cannot be given to a pod: NotSupported.
@@ -19,6 +21,7 @@ hot-unplugged: KubeVirt refuses it, and so does the driver, clearly, while the g
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Callable
 
 from openkeel.domain.states import PowerState
@@ -38,6 +41,8 @@ from openkeel.virt.kubevirt.manifests.claims import (
 )
 from openkeel.virt.kubevirt.manifests.disks import CDI_API, image_source_ref, storage_spec
 from openkeel.virt.model import InstanceRef, InstanceSpec, JsonValue, VolumeAttachment
+
+LOG = logging.getLogger(__name__)
 
 READY = "Ready"
 FAILED_PHASES = frozenset({"Failed", "AttachmentFailed"})
@@ -120,15 +125,44 @@ class VolumesMixin(KubevirtBase):
         else:
             spec["source"] = {"blank": {}}
         labels = {naming.LABEL_MANAGED_BY: naming.MANAGED_BY}
+        annotations = {naming.ANNOTATION_VOLUME_ID: claim.volume_id}
+        if isinstance(image_id, str):
+            annotations[naming.ANNOTATION_IMAGE_ID] = image_id
         body = {
             "apiVersion": CDI_API,
             "kind": "DataVolume",
             "metadata": {"name": claim.name, "namespace": namespace, "labels": labels,
-                         "annotations": {naming.ANNOTATION_VOLUME_ID: claim.volume_id}},
+                         "annotations": annotations},
             "spec": spec,
         }  # fmt: skip
         self.client.ensure_namespace(namespace, {naming.LABEL_MANAGED_BY: naming.MANAGED_BY})
+        if isinstance(image_id, str):
+            self._drop_reimaged(namespace, claim, image_id)
         self._retrying(lambda: self.client.ensure(k.DATA_VOLUMES, body), f"creating the DataVolume of volume {claim.volume_id}")  # fmt: skip
+
+    def _drop_reimaged(self, namespace: str, claim: Claim, image_id: str) -> None:
+        """A volume reimaged by the volume service since its DataVolume was imported (the
+        connection info names another image than the DataVolume records; a volume-backed
+        rebuild at 2.93): the DataVolume and its claim are deleted, and made again from the
+        new image by the caller. Only a DataVolume that records its image is replaced, and
+        only here, where no guest uses it (the rebuild destroyed the old VM; an attach
+        reaches a volume nobody holds)."""
+        found = self.client.get_or_none(k.DATA_VOLUMES, claim.name, namespace)
+        annotations = ((found or {}).get("metadata") or {}).get("annotations") or {}
+        recorded = annotations.get(naming.ANNOTATION_IMAGE_ID)
+        if found is None or recorded in (None, image_id):
+            return
+        LOG.info("Volume %s was reimaged from %s to %s: importing its DataVolume again",
+                 claim.volume_id, recorded, image_id)  # fmt: skip
+        # Background: CDI's claim is the DataVolume's dependent; the garbage collector takes
+        # it (once no pod mounts it), and the new DataVolume may not meet the old claim.
+        self.client.delete(k.DATA_VOLUMES, claim.name, namespace)
+
+        def gone() -> bool:
+            return (self.client.get_or_none(k.DATA_VOLUMES, claim.name, namespace) is None
+                    and self.client.get_or_none(k.PVCS, claim.name, namespace) is None)  # fmt: skip
+
+        self._wait_for(gone, f"deleting the DataVolume of reimaged volume {claim.volume_id}")
 
     def attach_volume(self, instance: InstanceRef, attachment: VolumeAttachment) -> None:
         claim = claim_of(attachment.volume_id, attachment.connection_info)

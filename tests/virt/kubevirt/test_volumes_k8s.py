@@ -231,6 +231,65 @@ def test_boot_from_volume_uses_the_volumes_claim_as_root_disk(
     assert kube.client.get_or_none(k.DATA_VOLUMES, data_name, ns) is not None
 
 
+def test_a_reimaged_root_volume_is_imported_again_at_the_rebuild(
+    kube: KubeSession, driver: KubevirtDriver
+) -> None:
+    """A volume-backed rebuild at 2.93 (decision 0069): the guest destroyed, the volume service
+    reimaged the volume (its connection info names the new image), the guest defined again on
+    a DataVolume imported from the new image under the same claim name."""
+    root_id = str(uuid.uuid4())
+    first, second = str(uuid.uuid4()), str(uuid.uuid4())
+    base = make_spec()
+
+    def spec_on(image_id: str) -> InstanceSpec:
+        root = BlockDevice("image", "volume", 0, size_gb=1, volume_id=root_id,
+                           connection_info=kubevirt_info(root_id, {"image_id": image_id}))  # fmt: skip
+        return InstanceSpec(base.ref, base.hostname, base.user_id, base.flavor, None,
+                            block_devices=(root,), network=base.network)  # fmt: skip
+
+    driver.spawn(spec_on(first))
+    ns, name = driver._ns(base.ref), naming.volume_claim_name(root_id)
+    dv = kube.client.get(k.DATA_VOLUMES, name, ns)
+    assert dv["metadata"]["annotations"][naming.ANNOTATION_IMAGE_ID] == first
+    old_uid = dv["metadata"]["uid"]
+    driver.destroy(base.ref)
+    driver.spawn(spec_on(second))  # what compute's rebuild does after the reimage
+    dv = kube.client.get(k.DATA_VOLUMES, name, ns)
+    assert dv["metadata"]["uid"] != old_uid
+    assert dv["metadata"]["annotations"][naming.ANNOTATION_IMAGE_ID] == second
+    assert dv["spec"]["sourceRef"]["name"] == naming.image_data_source_name(second)
+    assert {"name": "root", "dataVolume": {"name": name}} in template(driver, spec_on(second))["volumes"]  # fmt: skip
+    assert driver.get_info(base.ref, use_cache=False).state == PowerState.RUNNING
+    # the same image again (a rebuild before 2.93): the DataVolume stays
+    driver.destroy(base.ref)
+    driver.spawn(spec_on(second))
+    assert kube.client.get(k.DATA_VOLUMES, name, ns)["metadata"]["uid"] == dv["metadata"]["uid"]
+    driver.destroy(base.ref)
+
+
+def test_a_data_volume_that_records_no_image_is_kept(
+    kube: KubeSession, driver: KubevirtDriver
+) -> None:
+    """DataVolumes made before decision 0069 record no image: never replaced."""
+    root_id = str(uuid.uuid4())
+    base = make_spec()
+    ns, name = driver._ns(base.ref), naming.volume_claim_name(root_id)
+    kube.client.ensure_namespace(ns, {naming.LABEL_MANAGED_BY: naming.MANAGED_BY})
+    made = kube.client.create(k.DATA_VOLUMES, {
+        "apiVersion": "cdi.kubevirt.io/v1beta1", "kind": "DataVolume",
+        "metadata": {"name": name, "namespace": ns,
+                     "annotations": {naming.ANNOTATION_VOLUME_ID: root_id}},
+        "spec": {"source": {"blank": {}}, "storage": {"resources": {"requests": {"storage": "1Gi"}}}},
+    }, ns)  # fmt: skip
+    root = BlockDevice("image", "volume", 0, size_gb=1, volume_id=root_id,
+                       connection_info=kubevirt_info(root_id, {"image_id": str(uuid.uuid4())}))  # fmt: skip
+    spec = InstanceSpec(base.ref, base.hostname, base.user_id, base.flavor, None,
+                        block_devices=(root,), network=base.network)  # fmt: skip
+    driver.spawn(spec)
+    assert kube.client.get(k.DATA_VOLUMES, name, ns)["metadata"]["uid"] == made["metadata"]["uid"]
+    driver.destroy(base.ref)
+
+
 def test_a_volume_the_vm_was_defined_with_unplugs_only_when_stopped(
     driver: KubevirtDriver,
 ) -> None:
