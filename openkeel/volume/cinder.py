@@ -314,8 +314,13 @@ class CinderVolumes:
     ) -> None:
         """Nova's ``reimage_volume``: the ``os-reimage`` action at Cinder's 3.68."""
         body = {"os-reimage": {"image_id": image_id, "reimage_reserved": reimage_reserved}}
-        self._call(context, "POST", f"/volumes/{volume_id}/action",
-                   errors.VolumeNotFound(volume_id), body, version=REIMAGE_MICROVERSION)  # fmt: skip
+        try:
+            self._call(context, "POST", f"/volumes/{volume_id}/action", None, body,
+                       version=REIMAGE_MICROVERSION)  # fmt: skip
+        except _Missing as exc:  # the volume's 404 or the image's
+            if exc.message.startswith("Image "):
+                raise errors.ImageNotFound(image_id) from None
+            raise errors.VolumeNotFound(volume_id) from None
 
     # -- attachments (3.44)
 

@@ -16,6 +16,13 @@ class SnapshotNotFound(NotFound):
         super().__init__(f"Snapshot {snapshot_id} could not be found.")
 
 
+class ImageNotFound(NotFound):
+    """Cinder's 404 for the image of a reimage."""
+
+    def __init__(self, image_id: str) -> None:
+        super().__init__(f"Image {image_id} could not be found.")
+
+
 class VolumeOverQuota(OverQuota):
     """Cinder's 413: Nova's OverQuota (403) with Cinder's words."""
 

@@ -12,7 +12,8 @@ import sqlalchemy as sa
 from openkeel.domain.errors import Invalid, NotFound, OverQuota
 from openkeel.volume.adapter import NewVolume, VolumeContext
 from openkeel.volume.embedded.adapter import EmbeddedVolumes
-from openkeel.volume.errors import InvalidVolume, SnapshotNotFound, VolumeNotFound
+from openkeel.volume.embedded.service import ImageCopy
+from openkeel.volume.errors import ImageNotFound, InvalidVolume, SnapshotNotFound, VolumeNotFound
 
 DEMO = VolumeContext("demo", "demo")
 OTHER = VolumeContext("other", "other")
@@ -95,3 +96,28 @@ def test_one_attachment_wins_a_race(volumes: EmbeddedVolumes) -> None:
         thread.join()
     assert len(won) == 1 and len(lost) == 5
     assert len(volumes.service.attachments_of(made.id)) == 1
+
+
+def test_reimage_errors_and_the_event_of_a_reserved_volume(volumes: EmbeddedVolumes) -> None:
+    """An unknown image or volume is the adapter's NotFound, a refusal InvalidVolume (as the
+    Cinder adapter answers); a reserved volume reimaged tells Nova, once per server."""
+    data = {"9d6c3b1e-0000-4000-8000-000000000001": b"new"}
+    volumes.use_images(lambda caller, image_id: ImageCopy(iter([data[image_id]]), 3, 0,
+                                                          {"image_id": image_id})
+                       if image_id in data else None)  # fmt: skip
+    sent: list[tuple[str, str, str]] = []
+    volumes.send_events_with(lambda *event: sent.append(event))
+    made = volumes.create_volume(DEMO, NewVolume(size=1))
+    (image,) = data
+    with pytest.raises(ImageNotFound):
+        volumes.reimage(DEMO, made.id, "9d6c3b1e-0000-4000-8000-00000000000f", False)
+    with pytest.raises(VolumeNotFound):
+        volumes.reimage(DEMO, "nope", image, False)
+    volumes.reimage(DEMO, made.id, image, False)  # available: no server to tell
+    assert volumes.get(DEMO, made.id).image_id == image and sent == []
+    volumes.attachment_create(DEMO, made.id, SERVER)
+    with pytest.raises(InvalidVolume, match="must be available or error"):
+        volumes.reimage(DEMO, made.id, image, False)
+    volumes.reimage(DEMO, made.id, image, True)
+    assert sent == [(SERVER, "volume-reimaged", made.id)]
+    assert volumes.get(DEMO, made.id).status == "reserved"

@@ -34,6 +34,7 @@ from openkeel.volume.embedded.service import (
 )
 from openkeel.volume.errors import (
     AttachmentNotFound,
+    ImageNotFound,
     InvalidVolume,
     SnapshotNotFound,
     VolumeNotFound,
@@ -191,8 +192,16 @@ class EmbeddedVolumes:
         self, context: VolumeContext, volume_id: str, image_id: str, reimage_reserved: bool
     ) -> None:
         caller = _caller(context)
-        self._run(lambda: self.service.reimage(caller, volume_id, image_id, reimage_reserved),
-                  VolumeNotFound(volume_id))  # fmt: skip
+
+        def reimage() -> None:
+            try:
+                self.service.reimage(caller, volume_id, image_id, reimage_reserved)
+            except NotFound as exc:
+                if exc.message.startswith("Image "):
+                    raise ImageNotFound(image_id) from exc
+                raise
+
+        self._run(reimage, VolumeNotFound(volume_id))
 
     def send_events_with(self, nova: NovaEvents) -> None:
         """Where the service reports ``volume-reimaged`` (the compute API's external events);

@@ -418,10 +418,11 @@ class VolumeService:
         # Cinder's: a multiattach volume may also be in use, but not half-way attaching.
         expected = ("available", "in-use") if volume["multiattach"] else ("available",)
         reserved = self.store.swap("volumes", volume_id, expected, {"status": "reserved"})
-        # Cinder's override: a server that has the volume already may reserve it again (a
+        # Cinder's override: a server the volume is in use by may reserve it again (a
         # volume-backed rebuild's new attachment before the old one goes); status unchanged.
+        # Cinder overrides for a reserved volume too; here a reservation stays exclusive.
         again = (
-            volume["status"] in ("in-use", "reserved")
+            volume["status"] == "in-use"
             and instance_uuid is not None
             and any(a["instance_uuid"] == instance_uuid for a in self.attachments_of(volume_id))
         )

@@ -19,7 +19,6 @@ from openkeel.volume_api.request import (
     metadata,
     optional_text,
     page,
-    text,
 )
 from openkeel.volume_api.routing import Endpoint, RouteTable
 
@@ -195,18 +194,20 @@ _UUID = re.compile(r"^[0-9a-fA-F]{8}-?([0-9a-fA-F]{4}-?){3}[0-9a-fA-F]{12}$")
 
 def _reimage(req: VolumeRequest, ident: str, ref: Any) -> Reply:
     """3.68 ``{"os-reimage": {"image_id", "reimage_reserved"}}`` (Cinder's schema)."""
-    if not req.at_least(3, 68):
-        raise NotFound(f"API version {text(req.version)} is not supported on this method.")
+    if not req.at_least(3, 68):  # Cinder 29's answer: the action does not exist before 3.68
+        raise NotFound("The resource could not be found.")
     if not isinstance(ref, dict) or "image_id" not in ref:
         raise BadRequest("Invalid input for field/attribute os-reimage. Value: "
                          f"{ref}. 'image_id' is a required property")  # fmt: skip
     unknown = sorted(set(ref) - {"image_id", "reimage_reserved"})
     if unknown:
-        raise BadRequest("Additional properties are not allowed (" + ", ".join(
-            repr(u) for u in unknown) + " was unexpected)")  # fmt: skip
+        raise BadRequest(f"Invalid input for field/attribute os-reimage. Value: {ref}. "
+                         "Additional properties are not allowed (" + ", ".join(
+                             repr(u) for u in unknown) + " was unexpected)")  # fmt: skip
     image_id = ref["image_id"]
     if not isinstance(image_id, str) or not _UUID.match(image_id):
-        raise BadRequest(f"Invalid input for field/attribute image_id. Value: {image_id}.")
+        raise BadRequest(f"Invalid input for field/attribute image_id. Value: {image_id}. "
+                         f"{image_id!r} is not a 'uuid'")  # fmt: skip
     reserved = ref.get("reimage_reserved", False)
     if isinstance(reserved, str) and reserved.lower() in _BOOLEANS:
         reserved = _BOOLEANS[reserved.lower()]
