@@ -137,6 +137,9 @@ def _until(check: Any, what: str, timeout: float = 30) -> None:
 def test_rebuild_with_a_new_image_reimages_the_root_volume(cloud: Cloud, line: EventLine) -> None:
     sid, vid = _boot(cloud)
     before = _mapped_attachment(cloud, sid)
+    with _service(cloud).files.path(vid).open("r+b") as disk:  # tempest's `touch test_file`
+        disk.seek(4096)
+        disk.write(b"test_file")
     resp = _rebuild(cloud, sid, ALT, name="rebuilt", metadata={"rebuild": "server"},
                     adminPass="rebuildPassw0rd")  # fmt: skip
     assert resp.status_code == 202, resp.text
@@ -152,7 +155,8 @@ def test_rebuild_with_a_new_image_reimages_the_root_volume(cloud: Cloud, line: E
     assert (info.image_id, info.status) == (ALT, "in-use")
     row = _service(cloud).volume(ADMIN, vid)
     assert row["image_metadata"]["image_id"] == ALT
-    assert _service(cloud).files.path(vid).read_bytes()[: len(DATA[ALT])] == DATA[ALT]
+    disk = _service(cloud).files.path(vid).read_bytes()
+    assert disk[: len(DATA[ALT])] == DATA[ALT] and b"test_file" not in disk
     # a new attachment, the old one gone; the guest defined again on the same volume
     (attachment,) = _attachment_ids(cloud, vid)
     assert attachment == _mapped_attachment(cloud, sid) != before

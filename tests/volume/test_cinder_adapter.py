@@ -357,8 +357,8 @@ def test_migrate_volume_completion_is_the_service_users(cinder: Cinder) -> None:
 def test_reimage_is_cinders_os_reimage_at_3_68(cinder: Cinder) -> None:
     """Nova's reimage_volume reaches Cinder 29's os-reimage (at 3.44 the action is unknown:
     404 "The resource could not be found."): its schema takes the body, and Cinder looks the
-    image up first. This Cinder has no image service in its catalog and its driver cannot
-    copy an image (decision 0069): the answer is the image's 404, nothing changed."""
+    image up (in its catalog's image service) before anything else: an unknown image is
+    its 404, the adapter's ImageNotFound, nothing changed."""
     made = cinder.volume()
     image = str(uuid.uuid4())
     with pytest.raises(ImageNotFound, match=f"Image {image} could not be found"):

@@ -125,3 +125,44 @@ def test_attach_detach_and_delete_through_cinder(cinder_cloud: Cloud, cinder: Ci
             return True
 
     _until(deleted, "the delete_on_termination volume deleted")
+
+
+def test_a_volume_backed_rebuild_cinder_cannot_reimage(cinder_cloud: Cloud, cinder: Cinder) -> None:
+    """2.93 against the real Cinder: the host re-reserves the root volume in Cinder (a second
+    attachment of the server, Cinder's override for its in-use volume), deletes the old one
+    and asks for the reimage at 3.68. Cinder accepts it; its fake (LVM) driver cannot write
+    an image into a volume (it runs ``sudo ... qemu-img``: decision 0069), so Cinder marks the
+    volume ``error`` and sends nothing (Cinder's image lookup failing instead: its 404), the
+    host gives up, the server ends in ERROR with Nova's fault, and the one attachment Cinder
+    has is the one the server's mapping names, released by the server's delete."""
+    cloud, demo = cinder_cloud, cinder.demo
+    cloud.services.conf.set_override("reimage_timeout_per_gb", 1)  # the conf is this test's
+    root = cinder.volume(name="root").id
+    cinder.adapter._call(demo, "POST", f"/volumes/{root}/action", None,
+                         {"os-set_bootable": {"bootable": True}})  # fmt: skip
+    bdm = {"source_type": "volume", "destination_type": "volume", "uuid": root,
+           "boot_index": 0, "delete_on_termination": False}  # fmt: skip
+    body = {"server": {"name": "bfv", "flavorRef": "1", "networks": "none",
+                       "block_device_mapping_v2": [bdm]}}  # fmt: skip
+    resp = cloud.api.post("/v2.1/servers", body, version="2.79", **_as(demo))
+    assert resp.status_code == 202, resp.text
+    sid = str(resp.json()["server"]["id"])
+    assert cloud.wait(sid)["status"] == "ACTIVE"
+    (before,) = cinder.adapter.get(demo, root).attachments
+    rebuilt = cloud.api.post(f"/v2.1/servers/{sid}/action", {"rebuild": {"imageRef": IMAGE}},
+                             version="2.93", **_as(demo))  # fmt: skip
+    assert rebuilt.status_code == 202, rebuilt.text
+    shown = cloud.wait(sid)
+    assert shown["status"] == "ERROR"
+    assert shown["fault"]["message"] == (
+        f"Build of instance {sid} aborted: Failed to rebuild volume backed instance."
+    )
+    (after,) = cinder.adapter.get(demo, root).attachments
+    assert after.attachment_id != before.attachment_id and after.server_id == sid
+    listed = cloud.api.get(f"/v2.1/servers/{sid}/os-volume_attachments", version="2.89",
+                           **_as(demo)).json()["volumeAttachments"]  # fmt: skip
+    assert [a["attachment_id"] for a in listed] == [after.attachment_id]
+    assert cinder.adapter.get(demo, root).status in ("error", "reserved")
+    assert cloud.api.delete(f"/v2.1/servers/{sid}", **_as(demo)).status_code == 204
+    cloud.wait(sid, gone=True)
+    _until(lambda: cinder.adapter.get(demo, root).attachments == (), "the root released")
