@@ -1,9 +1,13 @@
 """The unchanged ``openstack`` CLI booting servers from volumes of the all-in-one's volume
 service: ``server create --volume`` (an existing bootable volume) and ``server create
 --boot-from-volume <size> --image`` (compute makes the volume from the image); the server
-shows no image and its volume, the volume is in use, and a server delete gives it back."""
+shows no image and its volume, the volume is in use, and a server delete gives it back; ``server
+rebuild --reimage-boot-volume`` (2.93) reimages the root volume with another image."""
 
 from __future__ import annotations
+
+import time
+from pathlib import Path
 
 from tests.e2e.conftest import RunningCloud
 from tests.e2e.test_openstack_cli import osc
@@ -44,3 +48,30 @@ def test_server_create_boot_from_volume_with_an_image(cloud: RunningCloud) -> No
     _wait_status(cloud, attached["id"], "available")
     osc(cloud, "volume", "delete", attached["id"], "--no-output")
     assert osc(cloud, "volume", "list") == []
+
+
+def test_server_rebuild_reimages_the_boot_volume(cloud: RunningCloud, tmp_path: Path) -> None:
+    data = tmp_path / "alt.raw"
+    data.write_bytes(b"alternative image" * 64)
+    alt = osc(cloud, "image", "create", "--disk-format", "raw", "--container-format", "bare",
+              "--file", str(data), "e2e-alt")  # fmt: skip
+    osc(cloud, "volume", "create", "--image", IMAGE, "--size", "1", "e2e-rebuild-root")
+    root = _wait_status(cloud, "e2e-rebuild-root", "available")
+    server = osc(cloud, "server", "create", "--flavor", "m1.tiny", "--volume", "e2e-rebuild-root",
+                 "--wait", "e2e-rebuild")  # fmt: skip
+    assert server["status"] == "ACTIVE", server
+    rebuilt = osc(cloud, "--os-compute-api-version", "2.93", "server", "rebuild", "--image",
+                  "e2e-alt", "--reimage-boot-volume", "e2e-rebuild")  # fmt: skip
+    assert rebuilt["image"] in ("", "N/A (booted from volume)"), rebuilt
+    deadline = time.monotonic() + 60  # --wait prints its progress into the JSON output
+    while (shown := osc(cloud, "server", "show", "e2e-rebuild"))["OS-EXT-STS:task_state"]:
+        assert time.monotonic() < deadline, shown
+        time.sleep(0.5)  # the rebuild is a cast: polling its effect, bounded
+    assert shown["status"] == "ACTIVE", shown
+    volume = _wait_status(cloud, "e2e-rebuild-root", "in-use")
+    assert volume["id"] == root["id"]
+    assert volume["volume_image_metadata"]["image_id"] == alt["id"]
+    osc(cloud, "server", "delete", "--wait", "e2e-rebuild", "--no-output")
+    _wait_status(cloud, "e2e-rebuild-root", "available")
+    osc(cloud, "volume", "delete", "e2e-rebuild-root", "--no-output")
+    osc(cloud, "image", "delete", "e2e-alt", "--no-output")
