@@ -57,3 +57,17 @@ def test_cancel_releases_waiters_as_failed() -> None:
     waiter = waiters.prepare(UUID, "network-vif-plugged", "p1")
     waiters.cancel(UUID)
     assert (waiter.wait(0).status, waiters.pending(UUID)) == ("failed", [])
+
+
+def test_cancel_of_named_events_leaves_the_others() -> None:
+    """A server's delete releases a volume-backed rebuild's wait only (event_waiters.cancel
+    with ``names``); the released event keeps its name and tag, dashes and all."""
+    waiters = InstanceEventWaiters()
+    vif = waiters.prepare(UUID, "network-vif-plugged", "p1")
+    reimaged = waiters.prepare(UUID, "volume-reimaged", "v-1")
+    waiters.cancel(UUID, names=("volume-reimaged",))
+    released = reimaged.wait(0)
+    assert (released.name, released.tag, released.status) == ("volume-reimaged", "v-1", "failed")
+    assert waiters.pending(UUID) == ["network-vif-plugged-p1"]
+    waiters.deliver(ExternalEvent(UUID, "network-vif-plugged", tag="p1"))
+    assert vif.wait(0).status == "completed" and waiters.pending(UUID) == []
