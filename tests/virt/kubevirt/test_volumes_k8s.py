@@ -9,6 +9,7 @@ answering, fails under CI (see kube_env).
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Iterator
 
@@ -19,6 +20,7 @@ from openkeel.virt import errors
 from openkeel.virt.kubevirt import client as k
 from openkeel.virt.kubevirt.driver import KubevirtDriver
 from openkeel.virt.kubevirt.manifests import claims, naming
+from openkeel.virt.kubevirt.volumes import volume_status
 from openkeel.virt.model import BlockDevice, InstanceSpec, JsonValue, VolumeAttachment
 from tests.virt.kubevirt import sim_volumes
 from tests.virt.kubevirt.kube_env import KubeSession
@@ -145,6 +147,14 @@ def test_a_claim_that_never_binds_times_out_clearly(kube: KubeSession) -> None:
         drv.spawn(spec)
         drv.wait_timeout = 0.5  # the claim below never appears: no wait would end otherwise
         missing = VolumeAttachment("vol-missing", "/dev/sdb")  # a PVC named volume-vol-missing
+        # The first wait may end before virt-controller has written the volume's status
+        # ("no volumeStatus entry"); once it has, the time-out says where the hot-plug stopped.
+        with pytest.raises(errors.TransientDriverError, match="VMI volumeStatus: "):
+            drv.attach_volume(spec.ref, missing)
+        name = naming.volume_claim_name("vol-missing")
+        deadline = time.monotonic() + 30
+        while volume_status(vmi_of(drv, spec), name) is None and time.monotonic() < deadline:
+            time.sleep(0.05)
         with pytest.raises(errors.TransientDriverError, match="volumeStatus: Pending"):
             drv.attach_volume(spec.ref, missing)
         # A PVC that appears later is plugged: attaching again completes.
