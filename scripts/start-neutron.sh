@@ -43,6 +43,9 @@ DB_PASSWORD=${NEUTRON_DB_PASSWORD:-neutron-secret}
 SERVICE_PASSWORD=${NEUTRON_SERVICE_PASSWORD:-neutron-secret}
 URL="http://127.0.0.1:$PORT"
 LOG=${NEUTRON_LOG:-$DATA/start.log}
+# 0: leave the catalog's network endpoint alone (a second server beside the shared one; its
+# tests reach it with OPENKEEL_TEST_NEUTRON_URL, tests/network/neutron_server.py)
+REGISTER=${NEUTRON_REGISTER_ENDPOINT:-1}
 export PYTHONWARNINGS=${PYTHONWARNINGS:-ignore}
 
 mkdir -p "$DATA"
@@ -168,13 +171,13 @@ stamp "neutron-db-manage upgrade heads"
 
 # ---------------------------------------------------------------- 4. keystone
 stamp "registering user neutron and the network endpoint $URL in Keystone"
-"$VENV/bin/python" - "$KS_URL" "$ADMIN_PASSWORD" "$SERVICE_PASSWORD" "$REGION" "$URL" <<'PY' >>"$LOG" 2>&1
+"$VENV/bin/python" - "$KS_URL" "$ADMIN_PASSWORD" "$SERVICE_PASSWORD" "$REGION" "$URL" "$REGISTER" <<'PY' >>"$LOG" 2>&1
 import sys
 from keystoneauth1 import session
 from keystoneauth1.identity import v3
 from keystoneclient.v3 import client
 
-ks_url, admin_password, password, region, url = sys.argv[1:]
+ks_url, admin_password, password, region, url, register = sys.argv[1:]
 auth = v3.Password(auth_url=ks_url, username="admin", password=admin_password,
                    project_name="admin", user_domain_id="default", project_domain_id="default")
 ks = client.Client(session=session.Session(auth=auth))
@@ -194,7 +197,7 @@ svcs = ks.services.list(type="network")
 svc = svcs[0] if svcs else ks.services.create(name="neutron", type="network",
                                               description="neutron-server (OpenKeel tests)")
 have = {e.interface: e for e in ks.endpoints.list(service=svc)}
-for iface in ("public", "internal", "admin"):
+for iface in ("public", "internal", "admin") if register == "1" else ():
     ep = have.get(iface)
     if ep is None:
         ks.endpoints.create(service=svc, url=url, interface=iface, region=region)
@@ -229,6 +232,18 @@ def _forgiving_initialize(self):
 
 
 mechanism_test.TestMechanismDriver.initialize = _forgiving_initialize
+
+
+# Its self-checks of binding levels index them outside an assert; activating an inactive
+# binding (PUT /v2.0/ports/<id>/bindings/<host>/activate, live migration: decision 0072)
+# hands it the cleared source binding's levels as None, and levels[0] would fail the request
+# with a 500. They hold nothing but asserts and those reads: off, as their asserts already are.
+def _no_check(self, levels, top_segment, bottom_segment):
+    return None
+
+
+mechanism_test.TestMechanismDriver._check_bound = _no_check
+mechanism_test.TestMechanismDriver._check_unbound = _no_check
 from neutron.wsgi.api import application  # noqa: E402,F401
 PY
 stamp "starting neutron-server (gunicorn) on 127.0.0.1:$PORT"

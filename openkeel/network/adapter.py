@@ -311,6 +311,27 @@ class NetworkAdapter(abc.ABC):
         a shelve-offload) and return its network_info."""
         return self.get_instance_nw_info(instance)
 
+    # --- multiple port bindings (Neutron's ``binding-extended``): live migration (0072) ----
+
+    def bind_ports_to_host(self, instance: InstanceNetRef, host: str) -> dict[str, Any] | None:
+        """A second, INACTIVE binding on ``host`` (a live migration's destination) for each
+        of the server's ports, beside their active one; their bindings by port id. A port no
+        driver binds there: the bindings made are deleted and ``PortBindingFailed`` raised.
+        None when the backend has no multiple bindings: the move re-binds (``bind_to_host``)."""
+        return None
+
+    def activate_port_bindings(self, instance: InstanceNetRef, host: str) -> None:
+        """Activate the ports' bindings on ``host`` (the one that was active becomes
+        inactive); a port without a binding there is left alone (Nova's
+        ``migrate_instance_start``). ``PortBindingActivationFailed`` when refused."""
+        return None
+
+    def delete_port_bindings(self, instance: InstanceNetRef, host: str) -> None:
+        """Delete the ports' (inactive) bindings on ``host``: a rolled-back destination, or
+        the source after a live migration; none there is nothing to do.
+        ``PortBindingDeletionFailed`` naming the ports whose binding could not be deleted."""
+        return None
+
     def close(self) -> None:
         """Release the adapter's connections (a backend over HTTP)."""
         return None

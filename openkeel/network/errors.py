@@ -140,6 +140,22 @@ class PortBindingFailed(NetworkError):
         )
 
 
+class PortBindingDeletionFailed(NetworkError):
+    def __init__(self, port_ids: str, host: str) -> None:
+        super().__init__(
+            f"Failed to delete binding for port(s) {port_ids} on host {host}; please check "
+            "neutron logs for more information"
+        )
+
+
+class PortBindingActivationFailed(NetworkError):
+    def __init__(self, port_id: str, host: str) -> None:
+        super().__init__(
+            f"Failed to activate binding for port {port_id} on host {host}; please check "
+            "neutron logs for more information"
+        )
+
+
 # --- the proxies (os-security-groups, os-floating-ips) and the fixed/floating IP actions -------
 # Named after Nova's exceptions; the API's use cases give each the status Nova's controller
 # answers it with.

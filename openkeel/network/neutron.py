@@ -13,7 +13,9 @@ neutron-server's ports for instances, with Nova 34.0.0's behaviour (decision 005
 - network_info is built from Neutron (ports, networks, subnets, floating IPs); a VIF whose port
   is not ACTIVE is what compute waits for ``network-vif-plugged`` about
   (``sends_vif_plugged_events``).
-- Moves re-bind the ports to the new host (``bind_to_host``); shelve-offload unbinds them.
+- Moves re-bind the ports to the new host (``bind_to_host``); shelve-offload unbinds them. A live
+  migration gives them an inactive binding on the destination first, activated once the guest
+  moved (Neutron's ``binding-extended``: ``neutron_bindings.NeutronPortBindings``, decision 0072).
 - Nova's proxies (security groups and rules, floating IPs and pools) and the fixed/floating IP
   actions: ``neutron_proxies.NeutronProxies``; 2.37 ``auto`` with no network available: Neutron's
   auto-allocated topology (dry run at the API, made in compute) (decision 0064).
@@ -32,6 +34,7 @@ from oslo_config import cfg
 
 from openkeel.network import errors, port_groups
 from openkeel.network.adapter import InstanceNetRef, NetworkAdapter, NetworkInfo, RequestedNetwork
+from openkeel.network.neutron_bindings import NeutronPortBindings
 from openkeel.network.neutron_client import Doc, NeutronClient, NeutronFault, load_adapter
 from openkeel.network.neutron_model import UNBOUND_TYPES, vif
 from openkeel.network.neutron_proxies import NeutronProxies
@@ -39,7 +42,7 @@ from openkeel.network.neutron_proxies import NeutronProxies
 CREATED_TAG = "openkeel-created"
 
 
-class NeutronNetwork(NeutronProxies, NetworkAdapter):
+class NeutronNetwork(NeutronProxies, NeutronPortBindings, NetworkAdapter):
     """Ports of a real neutron-server for instances."""
 
     name = "neutron"

@@ -123,6 +123,23 @@ class NeutronClient:
         found: Doc = self._call("GET", path)["auto_allocated_topology"]
         return found
 
+    # --- a port's bindings (the ``binding-extended`` extension) ----------------------------
+
+    def create_binding(self, port_id: str, binding: Doc) -> Doc:
+        made: Doc = self._call("POST", f"ports/{port_id}/bindings", {"binding": binding})["binding"]
+        return made
+
+    def show_binding(self, port_id: str, host: str) -> Doc:
+        found: Doc = self._call("GET", f"ports/{port_id}/bindings/{_segment(host)}")["binding"]
+        return found
+
+    def activate_binding(self, port_id: str, host: str) -> Doc:
+        """The binding made active (Neutron answers it unwrapped, not under ``binding``)."""
+        return self._call("PUT", f"ports/{port_id}/bindings/{_segment(host)}/activate")
+
+    def delete_binding(self, port_id: str, host: str) -> None:
+        self._call("DELETE", f"ports/{port_id}/bindings/{_segment(host)}")
+
     def quota(self, project_id: str) -> Doc:
         found: Doc = self._call("GET", f"quotas/{project_id}")["quota"]
         return found
@@ -146,6 +163,10 @@ def _plural(collection: str) -> str:
 
 def _singular(collection: str) -> str:
     return _plural(collection)[:-1]
+
+
+def _segment(value: str) -> str:
+    return urllib.parse.quote(value, safe="")
 
 
 def _text(value: object) -> str:

@@ -23,7 +23,9 @@ from oslo_config import cfg
 from openkeel.conf import make_config
 from openkeel.network.neutron_client import NeutronClient, load_adapter
 
-NEUTRON_URL = "http://127.0.0.1:9696"
+# A second neutron-server beside the catalog's (start-neutron.sh with NEUTRON_PORT and
+# NEUTRON_REGISTER_ENDPOINT=0) is reached with OPENKEEL_TEST_NEUTRON_URL: endpoint_override.
+NEUTRON_URL = os.environ.get("OPENKEEL_TEST_NEUTRON_URL", "http://127.0.0.1:9696")
 KEYSTONE_URL = "http://127.0.0.1:5000/v3"
 HOST_DOWN = "host-ovs-no_filter"  # bound (ovs), the port stays DOWN: no vif-plugged ever
 HOST_ACTIVE = "host-ovs-filter-active"  # bound (ovs), ACTIVE at once
@@ -42,6 +44,8 @@ NEUTRON_OPTIONS: dict[str, object] = {
     "neutron.region_name": "RegionOne",
     "neutron.valid_interfaces": ["public"],
 }
+if "OPENKEEL_TEST_NEUTRON_URL" in os.environ:
+    NEUTRON_OPTIONS["neutron.endpoint_override"] = NEUTRON_URL
 
 
 def neutron_required() -> None:
@@ -51,7 +55,7 @@ def neutron_required() -> None:
         httpx.get(f"{NEUTRON_URL}/", timeout=3)
     except httpx.HTTPError:
         message = (
-            "neutron-server not running at 127.0.0.1:9696 (or Keystone at :5000): run "
+            f"neutron-server not running at {NEUTRON_URL} (or Keystone at :5000): run "
             "scripts/start-keystone.sh then scripts/start-neutron.sh"
         )
         if os.environ.get("CI"):
