@@ -4,6 +4,10 @@
 The compute host's name picks what Neutron's test mechanism driver does (decision 0056):
 ``host-ovs-no_filter`` binds the port and leaves it DOWN, so no plugged event ever comes from
 Neutron; ``host-ovs-filter-active`` binds it ACTIVE at once, so nothing is awaited.
+
+Moves re-bind the ports: a cold migration and its revert, shelve/unshelve, and a live migration
+with Neutron's multiple port bindings (an inactive binding on the destination while the guest
+moves, activated after; deleted when the migration fails: decision 0072).
 """
 
 from __future__ import annotations
@@ -19,12 +23,13 @@ import pytest
 from openkeel.clients.placement_embedded import EmbeddedPlacement
 from openkeel.network import get_network_adapter
 from openkeel.virt.fake import FakeDriver
-from openkeel.virt.fake_config import FakeDriverConfig
+from openkeel.virt.fake_config import FakeDriverConfig, InjectedFailure
 from tests.conftest import make_services
 from tests.functional.conftest import IMAGE, Cloud, start_cloud, stop_cloud
 from tests.network.neutron_server import (
     HOST_ACTIVE,
     HOST_DOWN,
+    HOST_FAIL,
     NEUTRON_OPTIONS,
     Sandbox,
     neutron_project,
@@ -225,3 +230,98 @@ def test_shelve_unbinds_and_unshelve_binds_and_waits(
     assert sandbox.client.show("ports", port["id"])["binding:host_id"] == HOST_ACTIVE
     _delete(cloud, sid)
     assert sandbox.ports() == []
+
+
+# --- live migration with multiple port bindings (decision 0072) ---------------------------
+
+
+class _BindingsSeen(FakeDriver):
+    """Records the port's bindings in Neutron while the guest moves."""
+
+    def __init__(self, box: Sandbox, host: str, **config: Any) -> None:
+        node = f"{host}-{uuid.uuid4().hex[:8]}"
+        super().__init__(FakeDriverConfig(nodes=(node,), **config), sleep=lambda _s: None)
+        self.box = box
+        self.seen: list[dict[str, str]] = []
+
+    def live_migration(self, instance: Any, dest_host: str, on_progress: Any, *, block_migration: bool = False) -> None:  # fmt: skip
+        for port in self.box.ports():
+            self.seen.append(_bindings(self.box, port["id"]))
+        super().live_migration(instance, dest_host, on_progress, block_migration=block_migration)
+
+
+def _bindings(box: Sandbox, port_id: str) -> dict[str, str]:
+    found = box.client._adapter.get(f"/v2.0/ports/{port_id}/bindings").json()["bindings"]
+    return {b["host"]: b["status"] for b in found}
+
+
+def _live_cloud(neutron_cloud: CloudFactory, box: Sandbox, **config: Any) -> tuple[Cloud, _BindingsSeen, str]:  # fmt: skip
+    """A cloud whose server runs on HOST_DOWN (the only host when it booted)."""
+    cloud = neutron_cloud(vif_plugging_timeout=0)
+    source = _BindingsSeen(box, HOST_DOWN, **config)
+    cloud.add_compute(HOST_DOWN, driver=source)
+    sid = _boot(cloud, box, box.private["id"])
+    assert cloud.wait(sid)["OS-EXT-SRV-ATTR:host"] == HOST_DOWN
+    return cloud, source, sid
+
+
+def _migrate_live(cloud: Cloud, sid: str, dest: str) -> None:
+    body = {"os-migrateLive": {"host": dest, "block_migration": "auto"}}
+    resp = cloud.api.post(f"/v2.1/servers/{sid}/action", body, version="2.68", token="admin:admin")
+    assert resp.status_code == 202, resp.text
+
+
+def _settled(cloud: Cloud, sid: str) -> dict[str, Any]:
+    cloud.events(sid, "live-migration")  # every step finished
+    return _show(cloud, sid)
+
+
+def test_live_migration_binds_the_destination_inactive_then_activates_it(
+    neutron_cloud: CloudFactory, sandbox: Sandbox
+) -> None:
+    cloud, source, sid = _live_cloud(neutron_cloud, sandbox)
+    cloud.add_compute(HOST_ACTIVE, driver=_BindingsSeen(sandbox, HOST_ACTIVE))
+    _migrate_live(cloud, sid, HOST_ACTIVE)
+    moved = _settled(cloud, sid)
+    assert (moved["status"], moved["OS-EXT-SRV-ATTR:host"]) == ("ACTIVE", HOST_ACTIVE)
+    # while the guest moved: the destination's binding was there, inactive
+    assert source.seen == [{HOST_DOWN: "ACTIVE", HOST_ACTIVE: "INACTIVE"}]
+    (port,) = sandbox.ports()
+    assert (port["binding:host_id"], port["binding:vif_type"]) == (HOST_ACTIVE, "ovs")
+    assert _bindings(sandbox, port["id"]) == {HOST_ACTIVE: "ACTIVE"}  # the source's deleted
+    _delete(cloud, sid)
+    assert sandbox.ports() == []
+
+
+def test_a_destination_that_cannot_bind_fails_the_live_migration(
+    neutron_cloud: CloudFactory, sandbox: Sandbox
+) -> None:
+    cloud, source, sid = _live_cloud(neutron_cloud, sandbox)
+    cloud.add_compute(HOST_FAIL, driver=_BindingsSeen(sandbox, HOST_FAIL))
+    _migrate_live(cloud, sid, HOST_FAIL)
+    stayed = _settled(cloud, sid)
+    assert (stayed["status"], stayed["OS-EXT-SRV-ATTR:host"]) == ("ACTIVE", HOST_DOWN)
+    assert source.seen == []  # the guest never moved
+    (port,) = sandbox.ports()
+    assert port["binding:host_id"] == HOST_DOWN
+    assert _bindings(sandbox, port["id"]) == {HOST_DOWN: "ACTIVE"}
+    migration = cloud.api.get(f"/v2.1/os-migrations?instance_uuid={sid}", version="2.80",
+                              token="admin:admin").json()["migrations"][0]  # fmt: skip
+    assert migration["status"] == "error"
+    _delete(cloud, sid)
+
+
+def test_a_failed_live_migration_deletes_the_destinations_bindings(
+    neutron_cloud: CloudFactory, sandbox: Sandbox
+) -> None:
+    failing = (InjectedFailure("live_migration"),)
+    cloud, source, sid = _live_cloud(neutron_cloud, sandbox, failures=failing)
+    cloud.add_compute(HOST_ACTIVE, driver=_BindingsSeen(sandbox, HOST_ACTIVE))
+    _migrate_live(cloud, sid, HOST_ACTIVE)
+    stayed = _settled(cloud, sid)
+    assert (stayed["status"], stayed["OS-EXT-SRV-ATTR:host"]) == ("ACTIVE", HOST_DOWN)
+    assert source.seen == [{HOST_DOWN: "ACTIVE", HOST_ACTIVE: "INACTIVE"}]  # made, then...
+    (port,) = sandbox.ports()
+    assert port["binding:host_id"] == HOST_DOWN
+    assert _bindings(sandbox, port["id"]) == {HOST_DOWN: "ACTIVE"}  # ...deleted
+    _delete(cloud, sid)

@@ -1,13 +1,18 @@
 """Live migration on the compute hosts (Nova's ComputeManager live-migration steps).
 
-Source ``live_migration``: migration ``running``, driver.live_migration with a progress callback
-writing the migration's memory_* counters; once the guest moved: the migration consumer's
-(source) allocation is deleted, migration ``post-migrating``, destination
-``post_live_migration_at_destination`` (RPC call: the guest is taken over, the instance now
-points at the destination, no task state), migration ``completed``. Abort (``live_migration_abort``,
+Source ``live_migration``: the server's ports get an inactive binding on the destination where
+the network has multiple port bindings (Neutron's ``binding-extended``: Nova's conductor
+``bind_ports_to_host``; a port the destination cannot bind fails the migration before anything
+moved), migration ``running``, driver.live_migration with a progress callback writing the
+migration's memory_* counters; once the guest moved: the destination's bindings are activated
+(Nova's ``migrate_instance_start``), the migration consumer's (source) allocation is deleted,
+migration ``post-migrating``, destination ``post_live_migration_at_destination`` (RPC call: the
+guest is taken over, the ports bound there, the instance now points at the destination, no task
+state, the source's port bindings deleted), migration ``completed``. Abort (``live_migration_abort``,
 the driver raises MigrationAborted) or a failure before the guest moved rolls back: allocations
 back from the migration consumer to the instance (replacing the destination claim), migration
-``cancelled`` / ``error``, no task state (a fault on error); the server stays on the source.
+``cancelled`` / ``error``, the destination's port bindings deleted, no task state (a fault on
+error); the server stays on the source.
 A failure after the guest moved puts the server in ERROR with a fault, as Nova.
 Called by openkeel.compute.endpoint.ComputeEndpoint.
 """
@@ -33,6 +38,7 @@ from openkeel.domain import migrations as status
 from openkeel.domain.instances import Instance, InstanceNotFound, InstanceUpdate
 from openkeel.domain.migrations import Migration
 from openkeel.domain.states import TaskState
+from openkeel.network.errors import NetworkError
 from openkeel.rpc.message import CallContext
 from openkeel.rpc.messages import compute as m
 from openkeel.virt.errors import MigrationAborted
@@ -94,6 +100,8 @@ def _migrate(
 ) -> None:
     if migration.status == status.CANCELLED:  # aborted while queued/preparing (2.65)
         raise MigrationAborted(instance.uuid)
+    # Nova's conductor binds them in its pre-checks (decision 0072): nothing has moved yet.
+    host.network.bind_ports_to_host(host.net_ref(instance.uuid, instance.project_id), dest)
     migration = set_migration(host, migration, status=status.RUNNING)
 
     def on_progress(progress: LiveMigrationProgress) -> None:
@@ -107,6 +115,7 @@ def _migrate(
     host.driver.live_migration(ref, dest, on_progress, block_migration=bool(block_migration))
     notifying.step(host, context, instance.uuid, "live_migration_post", "start")
     try:
+        host.network.activate_port_bindings(host.net_ref(instance.uuid, instance.project_id), dest)
         _free_source(host, migration)
         migration = set_migration(host, migration, status=status.POST_MIGRATING)
         takeover = m.PostLiveMigrationAtDestination(instance.uuid, block_migration)
@@ -142,11 +151,13 @@ def _free_source(host: ComputeHost, migration: Migration) -> None:
 def _roll_back(
     host: ComputeHost, uuid: str, migration: Migration, end: str, exc: BaseException | None
 ) -> None:
-    """The server stays on the source: allocations back, migration ``end``, no task state."""
+    """The server stays on the source: allocations back, the destination's port bindings
+    deleted, migration ``end``, no task state."""
     try:
         host.placement.move_allocations(migration.uuid, uuid)
     except PlacementError:
         LOG.exception("Could not give %s its allocations back", uuid)
+    _drop_bindings(host, uuid, migration.dest_compute)
     set_migration(host, migration, status=end)
     try:
         if exc is not None:  # the fault first: whoever sees the task cleared finds it
@@ -154,6 +165,20 @@ def _roll_back(
         host.records.update(uuid, InstanceUpdate(task_state=None))
     except InstanceNotFound:
         LOG.info("Instance %s disappeared during the rollback", uuid)
+
+
+def _drop_bindings(host: ComputeHost, uuid: str, on_host: str | None) -> None:
+    """The server's port bindings on ``on_host`` deleted; a failure is only logged (Nova:
+    "You may need to manually clean up resources in the network service")."""
+    if not on_host:
+        return
+    try:
+        project_id = host.records.get(uuid).project_id
+        host.network.delete_port_bindings(host.net_ref(uuid, project_id), on_host)
+    except InstanceNotFound:
+        return
+    except NetworkError as exc:
+        LOG.error("Network cleanup failed for host %s of %s: %s", on_host, uuid, exc)
 
 
 def post_live_migration_at_destination(
@@ -169,6 +194,7 @@ def post_live_migration_at_destination(
             instance = host.records.get(uuid)
             host.driver.post_live_migration_at_destination(guest.instance_spec(host.conf, instance))
             bind_ports(host, uuid, instance.project_id)
+            source = instance.host
             node = host.driver.get_available_nodes()[0]
             host.records.update(
                 uuid,
@@ -178,6 +204,8 @@ def post_live_migration_at_destination(
                 ),
                 expected_task_state=TaskState.MIGRATING.value,
             )  # fmt: skip
+            if source != host.host:
+                _drop_bindings(host, uuid, source)
         except Exception as exc:
             failure = exc
             raise
