@@ -15,6 +15,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -255,73 +256,66 @@ def _bindings(box: Sandbox, port_id: str) -> dict[str, str]:
     return {b["host"]: b["status"] for b in found}
 
 
-def _live_cloud(neutron_cloud: CloudFactory, box: Sandbox, **config: Any) -> tuple[Cloud, _BindingsSeen, str]:  # fmt: skip
-    """A cloud whose server runs on HOST_DOWN (the only host when it booted)."""
+@dataclass
+class _Live:
+    cloud: Cloud
+    source: _BindingsSeen
+    sid: str
+    after: dict[str, Any]  # the server once the live migration's every step finished
+
+
+def _live_migrated(neutron_cloud: CloudFactory, box: Sandbox, dest: str, **config: Any) -> _Live:
+    """A server booted on HOST_DOWN (the only host then), live-migrated to ``dest`` (2.68)."""
     cloud = neutron_cloud(vif_plugging_timeout=0)
     source = _BindingsSeen(box, HOST_DOWN, **config)
     cloud.add_compute(HOST_DOWN, driver=source)
     sid = _boot(cloud, box, box.private["id"])
     assert cloud.wait(sid)["OS-EXT-SRV-ATTR:host"] == HOST_DOWN
-    return cloud, source, sid
-
-
-def _migrate_live(cloud: Cloud, sid: str, dest: str) -> None:
+    cloud.add_compute(dest, driver=_BindingsSeen(box, dest))
     body = {"os-migrateLive": {"host": dest, "block_migration": "auto"}}
     resp = cloud.api.post(f"/v2.1/servers/{sid}/action", body, version="2.68", token="admin:admin")
     assert resp.status_code == 202, resp.text
-
-
-def _settled(cloud: Cloud, sid: str) -> dict[str, Any]:
-    cloud.events(sid, "live-migration")  # every step finished
-    return _show(cloud, sid)
+    cloud.events(sid, "live-migration")
+    return _Live(cloud, source, sid, _show(cloud, sid))
 
 
 def test_live_migration_binds_the_destination_inactive_then_activates_it(
     neutron_cloud: CloudFactory, sandbox: Sandbox
 ) -> None:
-    cloud, source, sid = _live_cloud(neutron_cloud, sandbox)
-    cloud.add_compute(HOST_ACTIVE, driver=_BindingsSeen(sandbox, HOST_ACTIVE))
-    _migrate_live(cloud, sid, HOST_ACTIVE)
-    moved = _settled(cloud, sid)
-    assert (moved["status"], moved["OS-EXT-SRV-ATTR:host"]) == ("ACTIVE", HOST_ACTIVE)
+    live = _live_migrated(neutron_cloud, sandbox, HOST_ACTIVE)
+    assert (live.after["status"], live.after["OS-EXT-SRV-ATTR:host"]) == ("ACTIVE", HOST_ACTIVE)
     # while the guest moved: the destination's binding was there, inactive
-    assert source.seen == [{HOST_DOWN: "ACTIVE", HOST_ACTIVE: "INACTIVE"}]
+    assert live.source.seen == [{HOST_DOWN: "ACTIVE", HOST_ACTIVE: "INACTIVE"}]
     (port,) = sandbox.ports()
     assert (port["binding:host_id"], port["binding:vif_type"]) == (HOST_ACTIVE, "ovs")
     assert _bindings(sandbox, port["id"]) == {HOST_ACTIVE: "ACTIVE"}  # the source's deleted
-    _delete(cloud, sid)
+    _delete(live.cloud, live.sid)
     assert sandbox.ports() == []
 
 
 def test_a_destination_that_cannot_bind_fails_the_live_migration(
     neutron_cloud: CloudFactory, sandbox: Sandbox
 ) -> None:
-    cloud, source, sid = _live_cloud(neutron_cloud, sandbox)
-    cloud.add_compute(HOST_FAIL, driver=_BindingsSeen(sandbox, HOST_FAIL))
-    _migrate_live(cloud, sid, HOST_FAIL)
-    stayed = _settled(cloud, sid)
-    assert (stayed["status"], stayed["OS-EXT-SRV-ATTR:host"]) == ("ACTIVE", HOST_DOWN)
-    assert source.seen == []  # the guest never moved
+    live = _live_migrated(neutron_cloud, sandbox, HOST_FAIL)
+    assert (live.after["status"], live.after["OS-EXT-SRV-ATTR:host"]) == ("ACTIVE", HOST_DOWN)
+    assert live.source.seen == []  # the guest never moved
     (port,) = sandbox.ports()
     assert port["binding:host_id"] == HOST_DOWN
     assert _bindings(sandbox, port["id"]) == {HOST_DOWN: "ACTIVE"}
-    migration = cloud.api.get(f"/v2.1/os-migrations?instance_uuid={sid}", version="2.80",
-                              token="admin:admin").json()["migrations"][0]  # fmt: skip
+    migration = live.cloud.api.get(f"/v2.1/os-migrations?instance_uuid={live.sid}", version="2.80",
+                                   token="admin:admin").json()["migrations"][0]  # fmt: skip
     assert migration["status"] == "error"
-    _delete(cloud, sid)
+    _delete(live.cloud, live.sid)
 
 
 def test_a_failed_live_migration_deletes_the_destinations_bindings(
     neutron_cloud: CloudFactory, sandbox: Sandbox
 ) -> None:
     failing = (InjectedFailure("live_migration"),)
-    cloud, source, sid = _live_cloud(neutron_cloud, sandbox, failures=failing)
-    cloud.add_compute(HOST_ACTIVE, driver=_BindingsSeen(sandbox, HOST_ACTIVE))
-    _migrate_live(cloud, sid, HOST_ACTIVE)
-    stayed = _settled(cloud, sid)
-    assert (stayed["status"], stayed["OS-EXT-SRV-ATTR:host"]) == ("ACTIVE", HOST_DOWN)
-    assert source.seen == [{HOST_DOWN: "ACTIVE", HOST_ACTIVE: "INACTIVE"}]  # made, then...
+    live = _live_migrated(neutron_cloud, sandbox, HOST_ACTIVE, failures=failing)
+    assert (live.after["status"], live.after["OS-EXT-SRV-ATTR:host"]) == ("ACTIVE", HOST_DOWN)
+    assert live.source.seen == [{HOST_DOWN: "ACTIVE", HOST_ACTIVE: "INACTIVE"}]  # made, then...
     (port,) = sandbox.ports()
     assert port["binding:host_id"] == HOST_DOWN
     assert _bindings(sandbox, port["id"]) == {HOST_DOWN: "ACTIVE"}  # ...deleted
-    _delete(cloud, sid)
+    _delete(live.cloud, live.sid)
