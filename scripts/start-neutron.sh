@@ -18,7 +18,8 @@
 #      binds ports without an agent or OVN: it binds by host name (host-ovs-no_filter: ovs,
 #      port stays DOWN; host-ovs-filter-active: ovs, port ACTIVE at once; host-fail: binding
 #      failed; any other host: not bound). Its bookkeeping asserts are switched off
-#      (PYTHONOPTIMIZE) so a restarted server can still update and delete old ports.
+#      (PYTHONOPTIMIZE) so a restarted server can still update and delete old ports, and its
+#      binding-level self-checks too, so a port binding can be activated (decision 0072).
 #   4. Keystone (start-keystone.sh's, admin / $ADMIN_PASSWORD): users `neutron` and `nova`
 #      (roles admin and service on project `service`: Neutron lets only the service role change
 #      a port's binding:profile, as Nova does when it unbinds), service type `network` with public/internal/admin endpoints at
@@ -28,6 +29,8 @@
 #
 # OpenKeel's [neutron] section: auth_type password, auth_url $KS_URL, username nova, password
 # $SERVICE_PASSWORD, project_name service, user/project_domain_name Default, region RegionOne.
+# A second server beside the catalog's: NEUTRON_PORT=9697 NEUTRON_DATA=/tmp/neutron-2
+# NEUTRON_DB=openkeel_neutron_2 NEUTRON_REGISTER_ENDPOINT=0 (its tests: OPENKEEL_TEST_NEUTRON_URL).
 # Stop:  kill $(cat /tmp/neutron-data/neutron.pid)       Wipe: NEUTRON_WIPE=1 (drops the DB too)
 set -euo pipefail
 
