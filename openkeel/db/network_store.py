@@ -23,6 +23,7 @@ from openkeel.db.network_tables import (
     install_tables,
     ip_allocations_table,
     networks_table,
+    port_bindings_table,
     ports_table,
     security_group_rules_table,
     security_groups_table,
@@ -34,6 +35,7 @@ TABLES: dict[str, sa.Table] = {
     "networks": networks_table,
     "subnets": subnets_table,
     "ports": ports_table,
+    "port_bindings": port_bindings_table,
     "security_groups": security_groups_table,
     "security_group_rules": security_group_rules_table,
     "floatingips": floating_ips_table,
@@ -124,6 +126,9 @@ class NetworkStore:
         table = TABLES[kind]
         with self._engine.begin() as conn:
             gone = bool(conn.execute(table.delete().where(table.c.id == ident)).rowcount)
+            if kind == "ports":
+                bindings = port_bindings_table
+                conn.execute(bindings.delete().where(bindings.c.port_id == ident))
             if kind == "security_groups":
                 rules = security_group_rules_table
                 conn.execute(rules.delete().where(rules.c.security_group_id == ident))

@@ -82,6 +82,22 @@ ports_table = sa.Table(
     ),
     sa.UniqueConstraint("network_id", "mac_address", name="uniq_openkeel_net_ports0mac"),
 )
+# A port's other bindings (Neutron's binding-extended, decision 0072): INACTIVE ones, e.g. a
+# live migration's destination before activation. The ACTIVE binding is the port row's.
+port_bindings_table = sa.Table(
+    "openkeel_net_port_bindings",
+    metadata,
+    sa.Column("id", sa.String(36), primary_key=True),
+    sa.Column("port_id", sa.String(36), nullable=False, index=True),
+    sa.Column("host", sa.String(255), nullable=False),
+    sa.Column("vif_type", sa.String(64), nullable=False),
+    sa.Column("binding_vnic_type", sa.String(64), nullable=False, default="normal"),
+    sa.Column("binding_profile", sa.Text, nullable=False, default="{}"),
+    sa.Column("created_at", sa.DateTime, nullable=False),
+    sa.Column("updated_at", sa.DateTime, nullable=False),
+    sa.Column("revision_number", sa.Integer, nullable=False, default=0),
+    sa.UniqueConstraint("port_id", "host", name="uniq_openkeel_net_port_bindings0port0host"),
+)
 ip_allocations_table = sa.Table(
     "openkeel_net_ip_allocations",
     metadata,

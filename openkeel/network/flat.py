@@ -25,6 +25,7 @@ from openkeel.network import errors, port_groups
 from openkeel.network.adapter import InstanceNetRef, NetworkInfo, RequestedNetwork
 from openkeel.network.embedded.faults import NetworkFault
 from openkeel.network.embedded.service import Caller, NetworkService, Row
+from openkeel.network.flat_bindings import FlatPortBindings
 from openkeel.network.flat_proxies import FlatProxies, nova_group
 from openkeel.network.schema import ensure_schema, fixed_ips
 
@@ -35,7 +36,7 @@ COMPUTE_OWNER = "compute:nova"
 DEFAULT_OWNER = "admin"
 
 
-class FlatNetwork(FlatProxies):
+class FlatNetwork(FlatProxies, FlatPortBindings):
     """Ports of the embedded network service for instances (and the proxies' side: flat_proxies)."""
 
     name = "flat"

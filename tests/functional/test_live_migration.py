@@ -9,8 +9,11 @@ import time
 import uuid
 from typing import Any
 
+from openkeel.cmd.api import network_service
 from openkeel.cmd.roles import start_compute
 from openkeel.compute.service import ComputeService
+from openkeel.network.embedded import port_bindings
+from openkeel.network.embedded.service import Caller, NetworkService
 from openkeel.virt.driver import ProgressCallback
 from openkeel.virt.fake import FakeDriver
 from openkeel.virt.fake_config import FakeDriverConfig
@@ -205,3 +208,38 @@ def test_no_valid_host_rolls_back(cloud: Cloud) -> None:
     assert (server["status"], _host(server)) == ("ACTIVE", source)
     assert _usage_on(cloud, source) == TINY
     assert cloud.usage() == TINY
+
+
+class _SeesBindings(FakeDriver):
+    """Records the embedded network's bindings of the guest's port while the guest moves."""
+
+    def __init__(self, service: NetworkService, host: str) -> None:
+        super().__init__(FakeDriverConfig(nodes=(f"{host}-node",)), sleep=lambda _s: None)
+        self.service = service
+        self.seen: list[dict[str, str]] = []
+
+    def live_migration(self, instance: InstanceRef, dest_host: str, on_progress: ProgressCallback, *, block_migration: bool = False) -> None:  # fmt: skip
+        for port in self.service.store.list("ports", device_id=instance.uuid):
+            found = port_bindings.list_bindings(self.service, Caller(None, True), port["id"])
+            self.seen.append({b["host"]: b["status"] for b in found})
+        super().live_migration(instance, dest_host, on_progress, block_migration=block_migration)
+
+
+def test_live_migration_binds_the_embedded_networks_ports_on_the_destination(cloud: Cloud) -> None:
+    """The all-in-one's network has multiple port bindings (decision 0072): inactive on the
+    destination while the guest moves, active there after, the source's gone."""
+    service = network_service(cloud.services.api_db)
+    source = f"src-{uuid.uuid4().hex[:8]}"
+    seeing = _SeesBindings(service, source)
+    cloud.add_compute(source, driver=seeing)
+    server = cloud.wait(
+        cloud.boot("live", networks="auto", availability_zone=f"nova:{source}")["id"]
+    )
+    assert _host(server) == source, server
+    dest = cloud.add_compute().host.host
+    _live(cloud, server["id"], {"host": dest, "block_migration": "auto"}, "2.68")
+    _wait_migration(cloud, server["id"], "completed")
+    assert seeing.seen == [{source: "ACTIVE", dest: "INACTIVE"}]
+    (port,) = service.store.list("ports", device_id=server["id"])
+    found = port_bindings.list_bindings(service, Caller(None, True), port["id"])
+    assert [(b["host"], b["status"]) for b in found] == [(dest, "ACTIVE")]

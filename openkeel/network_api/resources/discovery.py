@@ -14,6 +14,7 @@ EXTENSIONS = (
     ("agent", "agent", ""),
     ("allowed-address-pairs", "Allowed Address Pairs", "Provides allowed address pairs"),
     ("binding", "Port Binding", "Expose port bindings of a virtual port to external application"),
+    ("binding-extended", "Port Bindings Extended", "Expose port bindings of a virtual port to external application"),
     ("external-net", "Neutron external network", "Adds external network attribute to network resource."),
     ("net-mtu", "Network MTU", "Provides MTU attribute for a network resource."),
     ("port-security", "Port Security", "Provides port security"),
