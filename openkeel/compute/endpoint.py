@@ -146,6 +146,9 @@ class ComputeEndpoint:
             self._host, context, msg.instance_uuid, msg.dest, msg.migration, msg.block_migration
         )
 
+    def pre_live_migration(self, context: CallContext, msg: m.PreLiveMigration) -> None:
+        live_ops.pre_live_migration(self._host, context, msg.instance_uuid)
+
     def post_live_migration_at_destination(
         self, context: CallContext, msg: m.PostLiveMigrationAtDestination
     ) -> None:

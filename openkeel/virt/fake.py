@@ -484,6 +484,8 @@ class FakeDriver(ComputeDriver):
     ) -> DiskTransfer:
         self._enter("migrate_disk_and_power_off", instance.uuid)
         self._transition(instance.uuid, "migrate", set(PowerState), PowerState.SHUTDOWN)
+        with self._lock:  # the volumes are disconnected from this host (libvirt's)
+            self._guest(instance.uuid).volumes.clear()
         return DiskTransfer(instance.uuid, ({"path": f"fake://{instance.uuid}/disk"},))
 
     def finish_migration(
@@ -499,10 +501,13 @@ class FakeDriver(ComputeDriver):
         with self._lock:
             existing = self._guests.get(instance.uuid)
             if existing is None:
-                self._guests[instance.uuid] = _Guest(instance, PowerState.SHUTDOWN)
+                self._guests[instance.uuid] = _Guest(instance, PowerState.SHUTDOWN,
+                                                     volumes=_boot_volumes(instance))  # fmt: skip
             elif existing.spec != instance:  # same-host resize: keep the old definition
                 existing.previous_spec = existing.previous_spec or existing.spec
                 existing.spec = instance
+            if existing is not None:
+                existing.volumes = _boot_volumes(instance)
         if power_on:
             self._transition(instance.uuid, "finish migration", set(PowerState), PowerState.RUNNING)
 
@@ -524,9 +529,11 @@ class FakeDriver(ComputeDriver):
         with self._lock:
             guest = self._guests.get(instance.uuid)
             if guest is None:
-                self._guests[instance.uuid] = _Guest(instance, PowerState.SHUTDOWN)
+                self._guests[instance.uuid] = _Guest(instance, PowerState.SHUTDOWN,
+                                                     volumes=_boot_volumes(instance))  # fmt: skip
             else:
                 guest.spec, guest.previous_spec = instance, None
+                guest.volumes = _boot_volumes(instance)
         if power_on:
             self._transition(instance.uuid, "revert", set(PowerState), PowerState.RUNNING)
 
@@ -562,7 +569,8 @@ class FakeDriver(ComputeDriver):
     def post_live_migration_at_destination(self, instance: InstanceSpec) -> None:
         self._enter("post_live_migration_at_destination", instance.uuid)
         with self._lock:
-            self._guests.setdefault(instance.uuid, _Guest(instance, PowerState.RUNNING))
+            self._guests.setdefault(instance.uuid, _Guest(instance, PowerState.RUNNING,
+                                                          volumes=_boot_volumes(instance)))  # fmt: skip
 
     def live_migration_abort(self, instance: InstanceRef) -> None:
         self._enter("live_migration_abort", instance.uuid)

@@ -21,11 +21,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from openkeel.clients.placement_errors import PlacementError
 from openkeel.compute import guest, notifying
 from openkeel.compute.host import ComputeHost
+from openkeel.compute.operations import boot_volumes, volume_moves
 from openkeel.compute.operations.outcome import bind_ports, set_error
 from openkeel.compute.operations.resize import (
     compute_client,
@@ -34,6 +36,7 @@ from openkeel.compute.operations.resize import (
     set_migration,
 )
 from openkeel.db.repositories import migrations
+from openkeel.db.repositories.block_devices import DeviceMapping
 from openkeel.domain import migrations as status
 from openkeel.domain.instances import Instance, InstanceNotFound, InstanceUpdate
 from openkeel.domain.migrations import Migration
@@ -72,10 +75,13 @@ def live_migration(
         host.records.event_start(uuid, context.request_id, event, host.host)
         notifying.started(host, context, uuid, event)
         failure: BaseException | None = None
+        # The volumes as attached here: deleted once the guest moved, restored on a rollback.
+        originals = volume_moves.attached_volumes(host, uuid)
         try:
-            _migrate(host, context, instance, migration, dest, block_migration)
+            _migrate(host, context, instance, migration, dest, block_migration, originals)
         except MigrationAborted as exc:
             failure = exc
+            volume_moves.restore_old(host, context, uuid, originals)
             _notified_roll_back(host, context, uuid, migration, status.CANCELLED, None)
         except _Moved as exc:
             failure = exc.__cause__ or exc
@@ -85,6 +91,7 @@ def live_migration(
         except Exception as exc:
             LOG.warning("Live migration of %s failed: %s", uuid, exc)
             failure = exc
+            volume_moves.restore_old(host, context, uuid, originals)
             _notified_roll_back(host, context, uuid, migration, status.ERROR, exc)
         notifying.finished(host, context, uuid, event, failure)
         host.records.event_finish(uuid, context.request_id, event, failure)
@@ -97,6 +104,7 @@ def _migrate(
     migration: Migration,
     dest: str,
     block_migration: bool | None,
+    originals: list[DeviceMapping],
 ) -> None:
     if migration.status == status.CANCELLED:  # aborted while queued/preparing (2.65)
         raise MigrationAborted(instance.uuid)
@@ -111,11 +119,15 @@ def _migrate(
             memory_processed=max(0, total - remaining),
         )  # fmt: skip
 
+    if originals:  # the destination attaches the volumes with its connector (Nova's pre step)
+        prepare = m.PreLiveMigration(instance.uuid, block_migration)
+        compute_client(host).call(context, dest, prepare, long=True)
     ref = guest.instance_ref(host.conf, instance)
     host.driver.live_migration(ref, dest, on_progress, block_migration=bool(block_migration))
     notifying.step(host, context, instance.uuid, "live_migration_post", "start")
     try:
         host.network.activate_port_bindings(host.net_ref(instance.uuid, instance.project_id), dest)
+        volume_moves.drop_old(host, context, originals)
         _free_source(host, migration)
         migration = set_migration(host, migration, status=status.POST_MIGRATING)
         takeover = m.PostLiveMigrationAtDestination(instance.uuid, block_migration)
@@ -192,7 +204,9 @@ def post_live_migration_at_destination(
         failure: BaseException | None = None
         try:
             instance = host.records.get(uuid)
-            host.driver.post_live_migration_at_destination(guest.instance_spec(host.conf, instance))
+            spec = replace(guest.instance_spec(host.conf, instance),
+                           block_devices=boot_volumes.attached(host, uuid))  # fmt: skip
+            host.driver.post_live_migration_at_destination(spec)
             bind_ports(host, uuid, instance.project_id)
             source = instance.host
             node = host.driver.get_available_nodes()[0]
@@ -212,6 +226,13 @@ def post_live_migration_at_destination(
         finally:
             notifying.finished(host, context, uuid, event, failure)
             host.records.event_finish(uuid, context.request_id, event, failure)
+
+
+def pre_live_migration(host: ComputeHost, context: CallContext, uuid: str) -> None:
+    """Destination: new attachments of the server's volumes with this host's connector,
+    completed (the source's stay until the guest moved); raises, with nothing left, on failure."""
+    with host.locks.hold(uuid):
+        volume_moves.attach_for_live(host, context, uuid)
 
 
 def live_migration_abort(

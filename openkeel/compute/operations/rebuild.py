@@ -18,7 +18,7 @@ from dataclasses import replace
 
 from openkeel.compute import config_drive, guest, notifying
 from openkeel.compute.host import ComputeHost
-from openkeel.compute.operations import boot_volumes, reimage
+from openkeel.compute.operations import boot_volumes, reimage, volume_moves
 from openkeel.compute.operations.outcome import bind_ports, set_error
 from openkeel.compute.operations.power import _run
 from openkeel.compute.vif_plugging import plugging_vifs
@@ -28,6 +28,7 @@ from openkeel.domain.instances import Instance, InstanceUpdate
 from openkeel.domain.states import TaskState, VmState
 from openkeel.rpc.message import CallContext
 from openkeel.rpc.messages.compute import RebuildInstance
+from openkeel.virt.model import BlockDevice
 
 EVENT = "compute_rebuild_instance"
 
@@ -58,9 +59,14 @@ def rebuild(host: ComputeHost, context: CallContext, msg: RebuildInstance) -> No
             reimage.attach_root(host, context, uuid)
         instance = step(uuid, InstanceUpdate(task_state=TaskState.REBUILD_SPAWNING.value),
                         expected_task_state=TaskState.REBUILD_BLOCK_DEVICE_MAPPING.value)  # fmt: skip
-        # The guest is defined again with the volumes it has (a volume root stays its root).
-        spec = replace(guest.instance_spec(host.conf, instance),
-                       block_devices=boot_volumes.attached(host, uuid))  # fmt: skip
+        # The guest is defined again with the volumes it has (a volume root stays its root);
+        # an evacuated one's are attached to this host instead of the lost one.
+        devices = (
+            _evacuated_volumes(host, context, uuid)
+            if msg.recreate
+            else boot_volumes.attached(host, uuid)
+        )
+        spec = replace(guest.instance_spec(host.conf, instance), block_devices=devices)
         spec = config_drive.attach(host.conf, instance, spec)
         # An evacuation onto shared storage (one KubeVirt cluster) takes the guest over.
         if not (msg.recreate and host.driver.take_over(spec)):
@@ -85,6 +91,17 @@ def rebuild(host: ComputeHost, context: CallContext, msg: RebuildInstance) -> No
         _migration_status(host, msg, mstatus.FAILED)
 
     _run(host, context, uuid, EVENT, body, on_error=on_error)
+
+
+def _evacuated_volumes(
+    host: ComputeHost, context: CallContext, uuid: str
+) -> tuple[BlockDevice, ...]:
+    """Nova's evacuation: each attachment replaced by a reserved one (the lost host's deleted),
+    then given this host's connector and completed."""
+    volume_moves.reserve_anew(host, context, uuid)
+    devices = volume_moves.connect_here(host, context, uuid)
+    volume_moves.complete(host, context, uuid)
+    return devices
 
 
 def _migration_status(host: ComputeHost, msg: RebuildInstance, status: str) -> None:

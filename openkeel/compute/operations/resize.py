@@ -25,6 +25,7 @@ from typing import Any
 from openkeel.clients.placement_errors import PlacementError
 from openkeel.compute import guest, notifying
 from openkeel.compute.host import ComputeHost
+from openkeel.compute.operations import volume_moves
 from openkeel.compute.operations.outcome import GONE, bind_ports, free_allocations, set_error
 from openkeel.db.repositories import migrations
 from openkeel.domain import migrations as status
@@ -241,6 +242,8 @@ def resize_instance(host: ComputeHost, context: CallContext, msg: m.ResizeInstan
         except Exception as exc:
             _restart_source(host, instance)
             raise MoveAborted(str(exc)) from exc
+        # This host's connections to the volumes end; each stays reserved for the server.
+        volume_moves.reserve_anew(host, context, uuid)
         migration = set_migration(host, migration, status=status.POST_MIGRATING)
         host.records.update(
             uuid,
@@ -290,10 +293,15 @@ def finish_resize(host: ComputeHost, context: CallContext, msg: m.FinishResize) 
             str(disk_info.get("instance_uuid") or uuid),
             tuple(dict(d) for d in disk_info.get("disks") or ()),
         )
+        spec = dataclasses.replace(
+            flavored_spec(host, instance, None),
+            block_devices=volume_moves.connect_here(host, context, uuid),
+        )
         host.driver.finish_migration(
-            migration_ref(migration), flavored_spec(host, instance, None), disks,
+            migration_ref(migration), spec, disks,
             resize_instance=migration.is_resize, power_on=not was_stopped(instance),
         )  # fmt: skip
+        volume_moves.complete(host, context, uuid)
         host.records.update(
             uuid,
             InstanceUpdate(

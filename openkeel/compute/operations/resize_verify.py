@@ -12,12 +12,14 @@ migration consumer to the instance (replacing its destination claim). Steps shar
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Mapping
 from typing import Any
 
 from openkeel.compute import guest
 from openkeel.compute.host import ComputeHost
+from openkeel.compute.operations import volume_moves
 from openkeel.compute.operations.outcome import bind_ports, free_allocations
 from openkeel.compute.operations.resize import (
     OLD_VM_STATE,
@@ -95,6 +97,8 @@ def revert_resize(
                 guest.instance_ref(host.conf, instance),
                 network=guest.interfaces(instance.network_info),
             )
+        # This host's connections end; the source connects the volumes again.
+        volume_moves.reserve_anew(host, context, uuid)
         migration = set_migration(host, migration, status=status.REVERTED)
         to_source = m.FinishRevertResize(uuid, migration.to_primitive())
         compute_client(host).cast(context, migration.source_compute or "", to_source)
@@ -122,10 +126,14 @@ def finish_revert_resize(
             expected_task_state=TaskState.RESIZE_REVERTING.value,
         )
         bind_ports(host, uuid, instance.project_id)
+        spec = dataclasses.replace(
+            flavored_spec(host, instance, old),
+            block_devices=volume_moves.connect_here(host, context, uuid),
+        )
         host.driver.finish_revert_migration(
-            migration_ref(migration), flavored_spec(host, instance, old),
-            power_on=not was_stopped(instance),
+            migration_ref(migration), spec, power_on=not was_stopped(instance),
         )  # fmt: skip
+        volume_moves.complete(host, context, uuid)
         host.placement.move_allocations(migration.uuid, uuid)
         power = power_state(host, instance)
         host.records.update(

@@ -23,6 +23,7 @@ import logging
 
 from openkeel.compute import config_drive, guest
 from openkeel.compute.host import ComputeHost
+from openkeel.compute.operations import volume_moves
 from openkeel.compute.operations.outcome import (
     bind_ports,
     forget_shelved_image,
@@ -83,7 +84,7 @@ def shelve(host: ComputeHost, context: CallContext, msg: ShelveInstance) -> None
             expected_task_state=(TaskState.SHELVING.value, TaskState.SHELVING_IMAGE_UPLOADING.value),
         )  # fmt: skip
         if offload_now:
-            _offload(host, updated, clean_shutdown=False)
+            _offload(host, context, updated, clean_shutdown=False)
 
     _run(host, context, uuid, "compute_shelve_instance", body, failed_with_image(host, context, msg.image_id))  # fmt: skip
 
@@ -92,12 +93,14 @@ def shelve_offload(host: ComputeHost, context: CallContext, msg: ShelveOffloadIn
     """shelveOffload (or the shelve of a volume-backed server) on this host."""
 
     def body(instance: Instance) -> None:
-        _offload(host, instance, msg.clean_shutdown)
+        _offload(host, context, instance, msg.clean_shutdown)
 
     _run(host, context, msg.instance_uuid, "compute_shelve_offload_instance", body)
 
 
-def _offload(host: ComputeHost, instance: Instance, clean_shutdown: bool) -> None:
+def _offload(
+    host: ComputeHost, context: CallContext, instance: Instance, clean_shutdown: bool
+) -> None:
     uuid = instance.uuid
     host.records.update(
         uuid,
@@ -107,6 +110,9 @@ def _offload(host: ComputeHost, instance: Instance, clean_shutdown: bool) -> Non
     _power_off(host, instance, clean_shutdown)
     ref = guest.instance_ref(host.conf, instance)
     host.driver.destroy(ref, network=guest.interfaces(instance.network_info))
+    # the volumes stay reserved for the server, connected to no host (Nova's
+    # _terminate_volume_connections)
+    volume_moves.reserve_anew(host, context, uuid)
     # an offloaded server holds nothing on any host; freed before the state says offloaded,
     # so whoever sees SHELVED_OFFLOADED sees no allocation
     free_allocations(host, uuid)
@@ -134,7 +140,10 @@ def unshelve(host: ComputeHost, context: CallContext, msg: UnshelveInstance) -> 
                                              node=msg.node, launched_on=host.host),
                         expected_task_state=TaskState.UNSHELVING.value)  # fmt: skip
         instance = bind_ports(host, uuid, instance.project_id)
-        spec = guest.instance_spec(host.conf, instance)
+        # the volumes connected to this host (Nova's _prep_block_device)
+        devices = volume_moves.connect_here(host, context, uuid)
+        volume_moves.complete(host, context, uuid)
+        spec = dataclasses.replace(guest.instance_spec(host.conf, instance), block_devices=devices)
         if msg.image_id and spec.image is not None:
             # spawn from the shelved image; the server keeps its original image_ref (Nova)
             spec = dataclasses.replace(spec, image=ImageSpec(image_id=msg.image_id))
@@ -161,6 +170,10 @@ def unshelve(host: ComputeHost, context: CallContext, msg: UnshelveInstance) -> 
         except Exception:
             LOG.exception("Could not remove the guest of the failed unshelve of %s", uuid_)
         free_allocations(host, uuid_)
+        try:  # the volumes reserved again, connected to no host
+            volume_moves.reserve_anew(host, context, uuid_)
+        except Exception:
+            LOG.exception("Could not end the volume connections of %s", uuid_)
         host.records.update(uuid_, InstanceUpdate(host=None, node=None))
         revert_task_state(host_, uuid_, exc)  # the task cleared last: then all is settled
 

@@ -328,6 +328,16 @@ class LiveMigration(RpcMessage):
 
 
 @dataclass(frozen=True)
+class PreLiveMigration(InstanceMessage):
+    """Destination: attach the server's volumes with this host's connector before the guest
+    moves (source -> destination, call)."""
+
+    method: ClassVar[str] = "pre_live_migration"
+
+    block_migration: bool | None = None
+
+
+@dataclass(frozen=True)
 class PostLiveMigrationAtDestination(InstanceMessage):
     """Destination: take the guest over (source -> destination, call)."""
 
@@ -607,7 +617,7 @@ MESSAGES = by_method(
     BuildAndRunInstance, TerminateInstance, SoftDeleteInstance, RestoreInstance, StartInstance,
     StopInstance, PauseInstance, UnpauseInstance, SuspendInstance, ResumeInstance,
     InjectNetworkInfo, RebootInstance, RebuildInstance, PrepResize, ResizeInstance, FinishResize, ConfirmResize,
-    RevertResize, FinishRevertResize, LiveMigration, PostLiveMigrationAtDestination,
+    RevertResize, FinishRevertResize, LiveMigration, PreLiveMigration, PostLiveMigrationAtDestination,
     LiveMigrationAbort, LiveMigrationForceComplete, GetConsoleOutput, GetVncConsole,
     GetSpiceConsole, GetSerialConsole, GetMksConsole, ValidateConsolePort, GetDiagnostics,
     GetInstanceDiagnostics, GetHostUptime, SetHostEnabled, HostPowerAction, HostMaintenanceMode,
