@@ -248,3 +248,73 @@ def test_evacuate_from_a_host_forced_down(cloud: Cloud) -> None:
     del cloud.computes[source_host]  # its old guest is still defined on the dead hypervisor
     _attached_on(cloud, sid, target.hostname, vids)
     _deleted_gives_back(cloud, sid, vids)
+
+
+@pytest.fixture
+def same_zone_only(cloud: Cloud) -> Any:
+    conf = cloud.services.conf
+    conf.set_override("cross_az_attach", False, group="cinder")
+    yield
+    conf.clear_override("cross_az_attach", group="cinder")
+
+
+def _in_zone(cloud: Cloud, vid: str, zone: str) -> str:
+    _service(cloud).store.update("volumes", vid, {"availability_zone": zone})
+    return vid
+
+
+@pytest.mark.usefixtures("same_zone_only")
+def test_cross_az_attach_false_at_create(cloud: Cloud) -> None:
+    (host,) = cloud.computes
+    far = _in_zone(cloud, _volume(cloud), "az2")
+    refused = _boot(cloud, [_root(far)], availability_zone="nova")
+    assert refused.status_code == 400, refused.text
+    assert refused.json()["badRequest"]["message"] == (
+        "The availability zone between the server and its attached volumes do not match: "
+        "Server and volumes are not in the same availability zone. Server is in: nova. "
+        "Volumes are in: az2."
+    )
+    near = _volume(cloud)
+    mixed = _boot(cloud, [_root(near), {**_root(far), "boot_index": 1}])
+    assert mixed.status_code == 400, mixed.text
+    assert mixed.json()["badRequest"]["message"] == (
+        "The availability zone between the server and its attached volumes do not match: "
+        "Volumes are in different availability zones: nova,az2."
+    )
+    assert _attachments(cloud) == []
+    # no zone asked for: the server takes the volume's zone
+    made = cloud.api.post("/v2.1/os-aggregates",
+                          {"aggregate": {"name": "far", "availability_zone": "az2"}})  # fmt: skip
+    assert made.status_code == 200, made.text
+    added = cloud.api.post(f"/v2.1/os-aggregates/{made.json()['aggregate']['id']}/action",
+                           {"add_host": {"host": host}})  # fmt: skip
+    assert added.status_code == 200, added.text
+    resp = _boot(cloud, [_root(far)])
+    assert resp.status_code == 202, resp.text
+    server = cloud.wait(resp.json()["server"]["id"])
+    assert server["status"] == "ACTIVE", server.get("fault")
+    assert server["OS-EXT-AZ:availability_zone"] == "az2"
+    # a volume in the server's own default zone is fine without pinning
+    plain = _boot(cloud, [_root(_volume(cloud))])
+    assert plain.status_code == 202, plain.text
+
+
+def test_cross_az_attach_at_attach(cloud: Cloud) -> None:
+    sid = cloud.wait(cloud.boot("az")["id"])["id"]
+    far = _in_zone(cloud, _volume(cloud, bootable=False), "az2")
+    path = f"/v2.1/servers/{sid}/os-volume_attachments"
+    body = {"volumeAttachment": {"volumeId": far}}
+    cloud.services.conf.set_override("cross_az_attach", False, group="cinder")
+    try:
+        refused = cloud.api.post(path, body, version="2.79")
+    finally:
+        cloud.services.conf.clear_override("cross_az_attach", group="cinder")
+    assert refused.status_code == 400, refused.text
+    assert refused.json()["badRequest"]["message"] == (
+        f"Invalid volume: Instance {sid} and volume {far} are not in the same "
+        "availability_zone. Instance is in nova. Volume is in az2"
+    )
+    assert _volumes(cloud)[far] == "available"
+    # the default (True): attached across zones
+    assert cloud.api.post(path, body, version="2.79").status_code == 200
+    _until(lambda: _volumes(cloud)[far] == "in-use", "the volume attached")

@@ -20,6 +20,7 @@ from openkeel.api.services import ApiServices
 from openkeel.api.usecases.servers.create import call_context
 from openkeel.api.usecases.servers.lifecycle import InstanceIsLocked
 from openkeel.api.usecases.servers.lookup import FoundServer, find_server
+from openkeel.api.usecases.volume_zones import check_attach
 from openkeel.db.engine import reader
 from openkeel.db.repositories import block_devices, instance_actions
 from openkeel.db.repositories.block_devices import VolumeMapping as VolumeMapping
@@ -112,6 +113,7 @@ class ServerVolumes:
         inst = found.instance
         self._ready(inst, "attach_volume")
         volume = self._volumes.get(self._volume_context, wanted.volume_id)
+        check_attach(self._services, inst, volume)
         offloaded = inst.vm_state == VmState.SHELVED_OFFLOADED.value
         if offloaded and wanted.tag:
             raise Invalid("Tagged volume attachment is not supported for shelved-offloaded "

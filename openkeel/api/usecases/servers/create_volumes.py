@@ -19,6 +19,7 @@ from typing import Any
 from openkeel.api.services import ApiServices
 from openkeel.api.usecases.images import image_service
 from openkeel.api.usecases.servers.bdm_parsing import InvalidBDMFormat
+from openkeel.api.usecases.volume_zones import zone_for_create
 from openkeel.clients.image import Caller, Image
 from openkeel.domain.errors import Invalid, NotFound
 from openkeel.domain.flavors import Flavor
@@ -55,6 +56,8 @@ class PreparedMappings:
     # The image a volume-backed root comes from (image→volume), for the server's image_*
     # system metadata as Nova's boot metadata; None otherwise.
     root_image: Image | None = None
+    # The volumes' availability zone the server takes ([cinder] cross_az_attach False).
+    volume_zone: str | None = None
 
 
 def _strip_dev(name: Any) -> str:
@@ -210,11 +213,14 @@ class MappingChecker:
         flavor: Flavor,
         image_ref: str,
         multiattach_ok: bool,
+        zone: str | None = None,
     ) -> PreparedMappings:
-        """Check the mappings (Nova's order: the existing volumes first, then each mapping)."""
+        """Check the mappings (Nova's order: the existing volumes first, their zone against
+        the server's ``zone``, then each mapping)."""
         if not mappings:
             return PreparedMappings(())
         found = self._existing_volumes(mappings)
+        volume_zone = zone_for_create(self._services, zone, found.values())
         self._check_boot_sequence(mappings)
         types: list[VolumeType] | None = None
         for bdm in mappings:
@@ -235,7 +241,7 @@ class MappingChecker:
         root_image = None
         if volume_backed and root is not None and not image_ref:
             root_image = self._root_metadata(root, found)
-        return PreparedMappings(tuple(mappings), volume_backed, root_image)
+        return PreparedMappings(tuple(mappings), volume_backed, root_image, volume_zone)
 
     def _existing_volumes(self, mappings: Sequence[Mapping[str, Any]]) -> dict[str, VolumeInfo]:
         found: dict[str, VolumeInfo] = {}
