@@ -173,3 +173,60 @@ def test_a_volume_backed_rebuild_cinder_cannot_reimage(cinder_cloud: Cloud, cind
     assert cloud.api.delete(f"/v2.1/servers/{sid}", **_as(demo)).status_code == 204
     cloud.wait(sid, gone=True)
     _until(lambda: _attachments_of(cinder.adapter, root) == [], "the root released")
+
+
+def test_moves_of_a_server_with_a_cinder_volume(cinder_cloud: Cloud, cinder: Cinder) -> None:
+    """Resize to another host, revert, resize again and confirm (what the volume's owner may
+    do): Cinder keeps one attachment for the server, a new one for each host (the one its
+    mapping names), and the guest on the new host has the volume; a delete gives it back."""
+    from openkeel.db.repositories import block_devices
+    from tests.conftest import CELL1_UUID
+
+    cloud, demo = cinder_cloud, cinder.demo
+    (first,) = cloud.computes
+    sid = _boot(cloud, demo, "mover")
+    data = cinder.volume(name="moved").id
+    assert _attach(cloud, demo, sid, data).status_code == 200
+    _until(lambda: cinder.adapter.get(demo, data).status == "in-use", "attached")
+
+    def named() -> str | None:
+        with cloud.services.cell_dbs[CELL1_UUID].connect() as conn:
+            (mapping,) = block_devices.volumes_of(conn, sid)
+        return mapping.attachment_id
+
+    def on(host: str, before: str | None) -> str | None:
+        volume = cinder.adapter.get(demo, data)
+        (attached,) = volume.attachments
+        assert (volume.status, attached.server_id) == ("in-use", sid)
+        assert attached.attachment_id == named() != before
+        # none reserved left over either (the volume's view lists attached ones only)
+        assert _attachments_of(cinder.adapter, data) == [attached.attachment_id]
+        assert data in cloud.computes[host].host.driver._guest(sid).volumes  # type: ignore[attr-defined]
+        return attached.attachment_id
+
+    original = on(first, None)
+    second = cloud.add_compute().hostname
+    path = f"/v2.1/servers/{sid}/action"
+
+    def act(body: dict[str, Any], status: int = 202) -> None:
+        resp = cloud.api.post(path, body, **_as(demo))
+        assert resp.status_code == status, resp.text
+
+    act({"resize": {"flavorRef": "2"}})
+    server = cloud.wait(sid)
+    assert (server["status"], server["OS-EXT-SRV-ATTR:host"]) == ("VERIFY_RESIZE", second)
+    resized = on(second, original)
+    act({"revertResize": None})
+    server = cloud.wait(sid)
+    assert (server["status"], server["OS-EXT-SRV-ATTR:host"]) == ("ACTIVE", first)
+    reverted = on(first, resized)
+    act({"resize": {"flavorRef": "2"}})
+    assert cloud.wait(sid)["status"] == "VERIFY_RESIZE"
+    act({"confirmResize": None}, 204)
+    _until(lambda: cloud.wait(sid)["status"] == "ACTIVE", "the resize confirmed")
+    on(second, reverted)
+
+    assert cloud.api.delete(f"/v2.1/servers/{sid}", **_as(demo)).status_code == 204
+    cloud.wait(sid, gone=True)
+    _until(lambda: cinder.adapter.get(demo, data).status == "available", "given back")
+    assert cinder.adapter.get(demo, data).attachments == ()
