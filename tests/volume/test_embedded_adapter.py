@@ -4,6 +4,7 @@ refuses, and the compare-and-swap that lets one attachment of a volume win a rac
 from __future__ import annotations
 
 import threading
+import uuid
 from pathlib import Path
 
 import pytest
@@ -38,7 +39,10 @@ def test_errors_are_novas(volumes: EmbeddedVolumes) -> None:
         volumes.create_volume(DEMO, NewVolume(size=5000))
     volumes.attachment_create(DEMO, made.id, SERVER)
     with pytest.raises(InvalidVolume, match=r"^Invalid input received: .* \(HTTP 400\)$"):
-        volumes.attachment_create(DEMO, made.id, SERVER)
+        volumes.attachment_create(DEMO, made.id, str(uuid.uuid4()))
+    # Cinder's override: the server holding it takes another (a move to another host)
+    volumes.attachment_create(DEMO, made.id, SERVER)
+    assert len(volumes.service.attachments_of(made.id)) == 2
     with pytest.raises(Invalid):
         volumes.delete(DEMO, made.id)
     assert isinstance(VolumeNotFound("x"), NotFound)
@@ -85,7 +89,7 @@ def test_one_attachment_wins_a_race(volumes: EmbeddedVolumes) -> None:
     def attach() -> None:
         start.wait()
         try:
-            won.append(volumes.attachment_create(DEMO, made.id, SERVER))
+            won.append(volumes.attachment_create(DEMO, made.id, str(uuid.uuid4())))
         except InvalidVolume as exc:
             lost.append(exc)
 
