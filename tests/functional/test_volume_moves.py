@@ -318,3 +318,32 @@ def test_cross_az_attach_at_attach(cloud: Cloud) -> None:
     # the default (True): attached across zones
     assert cloud.api.post(path, body, version="2.79").status_code == 200
     _until(lambda: _volumes(cloud)[far] == "in-use", "the volume attached")
+
+
+def test_attach_and_detach_while_shelved_offloaded(cloud: Cloud) -> None:
+    """Nova completes an attachment made while the server has no host (no connector), so the
+    volume is in-use by the server at once (tempest waits for that); unshelve connects it on
+    the new host; a detach while offloaded gives it back."""
+    sid = cloud.boot("offloaded")["id"]
+    assert cloud.wait(sid)["status"] == "ACTIVE"
+    assert _action_ok(cloud, sid, {"shelve": None})
+    assert cloud.wait(sid)["status"] == "SHELVED_OFFLOADED"
+    kept, dropped = _volume(cloud, bootable=False), _volume(cloud, bootable=False)
+    for vid in (kept, dropped):
+        attach = {"volumeAttachment": {"volumeId": vid}}
+        resp = cloud.api.post(f"/v2.1/servers/{sid}/os-volume_attachments", attach)
+        assert resp.status_code == 200, resp.text
+        (attachment,) = _service(cloud).attachments_of(vid)
+        assert (attachment["status"], attachment["connector"]) == ("attached", {})
+        assert _volumes(cloud)[vid] == "in-use"
+    resp = cloud.api.delete(f"/v2.1/servers/{sid}/os-volume_attachments/{dropped}")
+    assert resp.status_code == 202, resp.text
+    assert _volumes(cloud)[dropped] == "available"
+    assert _service(cloud).attachments_of(dropped) == []
+    assert _action_ok(cloud, sid, {"unshelve": None})
+    host = _host(cloud, sid)
+    assert cloud.wait(sid)["status"] == "ACTIVE"
+    (attachment,) = _service(cloud).attachments_of(kept)
+    assert (attachment["status"], attachment["connector"]["host"]) == ("attached", host)
+    assert _guest_volumes(cloud, host, sid) == {kept}
+    _deleted_gives_back(cloud, sid, [kept, dropped])

@@ -142,7 +142,11 @@ class ServerVolumes:
             self._volumes.attachment_delete(self._volume_context, attachment_id)
             raise
         self._record(found, "attach_volume")
-        if not offloaded:
+        if offloaded:
+            # No host to connect it: Nova completes the attachment without a connector, so
+            # the volume is in-use by the server until the unshelve connects it.
+            self._volumes.attachment_complete(self._volume_context, attachment_id)
+        else:
             assert self._services.compute is not None and inst.host
             message = AttachVolume(inst.uuid, bdm_uuid=mapping.uuid)
             self._services.compute.cast(call_context(self._context), inst.host, message)
