@@ -4,7 +4,8 @@
 # Called by scripts/test.sh when CI or OPENKEEL_START_KUBE is set; safe to run again (idempotent):
 #   * builds the server once per machine if the binary is missing (~12 min on 2 cores),
 #   * starts it if /readyz does not answer,
-#   * installs the CRDs if virtualmachines.kubevirt.io is not there yet.
+#   * installs the CRDs if virtualmachines.kubevirt.io is not there yet (and our
+#     VirtualMachineExport CRD, deploy/kubernetes/crds/).
 # Wraps ../shared/tools/kube-apiserver.sh. Env:
 #   KUBE_APISERVER_SH  path of kube-apiserver.sh  [<repo>/../shared/tools/kube-apiserver.sh]
 #   K8S_DIR            state folder, kubeconfig in $K8S_DIR/kubeconfig  [/tmp/k8s-try]
@@ -39,5 +40,11 @@ if ! kubectl get crd virtualmachines.kubevirt.io >/dev/null 2>&1; then
 fi
 if ! kubectl get crd datavolumes.cdi.kubevirt.io >/dev/null 2>&1; then
   bash "$KUBE_SH" crds "$SHARED/spec/cdi/crds"
+fi
+# KubeVirt's export.kubevirt.io CRD is not among the spec's CRDs: ours is built from its
+# swagger.json (scripts/gen_export_crd.py, decision 0071).
+if ! kubectl get crd virtualmachineexports.export.kubevirt.io >/dev/null 2>&1; then
+  kubectl create -f "$ROOT/deploy/kubernetes/crds/virtualmachineexports.export.kubevirt.io.yaml"
+  kubectl wait --for condition=established --timeout=60s crd/virtualmachineexports.export.kubevirt.io
 fi
 echo "kube-apiserver: answering on 127.0.0.1:$PORT (KUBECONFIG=$KUBECONFIG)"

@@ -94,6 +94,28 @@ OPTS = [
         default=True,
         help="Keep the serial console log (needed for os-getConsoleOutput).",
     ),
+    cfg.BoolOpt(
+        "snapshot_export",
+        default=True,
+        help="Export a snapshot's root disk bytes (KubeVirt VirtualMachineExport of the "
+        "VirtualMachineSnapshot) and upload them to the image service. Needed with Glance; "
+        "false keeps the data only in the cluster (the image's DataSource), which only the "
+        "embedded image catalog accepts.",
+    ),
+    cfg.StrOpt(
+        "export_link",
+        default="external",
+        choices=["external", "internal"],
+        help="Which link of a VirtualMachineExport the compute host downloads from: external "
+        "(KubeVirt's Ingress/Route) or internal (the export Service, for hosts running in "
+        "the cluster). The other one is used when this one is not published.",
+    ),
+    cfg.StrOpt(
+        "export_ttl",
+        default="1h",
+        help="ttlDuration of a snapshot's VirtualMachineExport: KubeVirt deletes an export "
+        "left behind (a compute host that died mid-download) after this long.",
+    ),
     cfg.StrOpt(
         "node_label_selector",
         default="kubevirt.io/schedulable=true",

@@ -4,8 +4,6 @@ one gets, the base64 subprotocol, the noVNC files (and nothing outside their dir
 from __future__ import annotations
 
 import contextlib
-import datetime
-import ipaddress
 import socket
 import ssl
 import threading
@@ -13,10 +11,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 from oslo_config import cfg
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
@@ -26,6 +20,7 @@ from openkeel.cmd.console_proxy import RunningProxy, Tls, start_in_thread, tls_s
 from openkeel.conf import consoles
 from openkeel.console_proxy.app import ConsoleProxyApp, request_token
 from openkeel.db.repositories.console_auth_tokens import ConsoleAuthorization, ConsoleTarget
+from tests.tls_certs import self_signed
 
 
 class Echo:
@@ -114,29 +109,10 @@ def test_novnc_files(proxy: RunningProxy) -> None:
         assert http.get("/missing.js").status_code == 404
 
 
-def _self_signed(directory: Path) -> tuple[Path, Path]:
-    """A certificate for 127.0.0.1 and its key, as PEM files."""
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "console proxy")])
-    now = datetime.datetime.now(datetime.UTC)
-    cert = (
-        x509.CertificateBuilder().subject_name(name).issuer_name(name)
-        .public_key(key.public_key()).serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=1))
-        .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
-        .sign(key, hashes.SHA256())
-    )  # fmt: skip
-    cert_path, key_path = directory / "proxy.crt", directory / "proxy.key"
-    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))  # fmt: skip
-    return cert_path, key_path
-
-
 def test_ssl_only_proxy_speaks_tls(echo: Echo, tmp_path: Path) -> None:
     """``[DEFAULT] ssl_only`` with ``cert``/``key``: wss:// through the proxy to the guest, and
     ``[console] ssl_minimum_version`` refuses an older client."""
-    cert, key = _self_signed(tmp_path)
+    cert, key = self_signed(tmp_path)
     tls = Tls(str(cert), str(key), minimum_version="tlsv1_3")
     app = ConsoleProxyApp(Tokens(echo.port))  # type: ignore[arg-type]
     running = start_in_thread(app, "tls-proxy", socket.create_server(("127.0.0.1", 0)), tls)

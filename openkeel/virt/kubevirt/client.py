@@ -82,6 +82,8 @@ MIGRATIONS = Resource(
 VM_SNAPSHOTS = Resource(
     "snapshot.kubevirt.io", "v1beta1", "virtualmachinesnapshots", "VirtualMachineSnapshot"
 )
+# KubeVirt >= 1.1 serves export.kubevirt.io v1beta1 (v1 from 1.9 on, the same schema).
+VM_EXPORTS = Resource("export.kubevirt.io", "v1beta1", "virtualmachineexports", "VirtualMachineExport")  # fmt: skip
 DATA_VOLUMES = Resource("cdi.kubevirt.io", "v1beta1", "datavolumes", "DataVolume")
 DATA_SOURCES = Resource("cdi.kubevirt.io", "v1beta1", "datasources", "DataSource")
 

@@ -3,9 +3,9 @@
 
 Per image the driver leaves in ``[kubevirt] images_namespace`` a CDI DataVolume and a DataSource
 named ``image-<id>`` (an import of the image, or the clone a snapshot made: decision 0051), and,
-for a snapshot, the VirtualMachineSnapshot it was cloned from in the server's namespace. All
-carry the image id (annotation on the images, label on the VM snapshot). Once the image service
-says the image is gone they serve nobody: a new server cannot name the image, and servers
+for a snapshot, the VirtualMachineSnapshot it was cloned from in the server's namespace (and
+an export of it with its token Secret, if a download was cut short). All carry the image id
+(annotation on the images, label on the others). Once the image service says the image is gone they serve nobody: a new server cannot name the image, and servers
 already booted from it have their own root PVC (CDI's clone is complete before the VM runs).
 Mixed into KubevirtDriver.
 """
@@ -38,9 +38,13 @@ class ImagesMixin(KubevirtBase):
                 )
                 if image_id:
                     held.setdefault(image_id, []).append((res, obj))
-        snapshots: dict[str, list[JsonObj]] = {}
-        for snap in self.client.items(k.VM_SNAPSHOTS, None, label_selector=naming.LABEL_IMAGE_ID):
-            snapshots.setdefault(snap["metadata"]["labels"][naming.LABEL_IMAGE_ID], []).append(snap)
+        # VM snapshots, and exports with their token Secrets a compute host left (it died
+        # mid-download; KubeVirt also deletes an export at its ttlDuration): decision 0071
+        snapshots: dict[str, list[tuple[k.Resource, JsonObj]]] = {}
+        for res in (k.VM_SNAPSHOTS, k.VM_EXPORTS, k.SECRETS):
+            for obj in self.client.items(res, None, label_selector=naming.LABEL_IMAGE_ID):
+                image_id = obj["metadata"]["labels"][naming.LABEL_IMAGE_ID]
+                snapshots.setdefault(image_id, []).append((res, obj))
         removed = []
         for image_id in sorted(held.keys() | snapshots.keys()):
             if not image_gone(image_id):
@@ -48,7 +52,7 @@ class ImagesMixin(KubevirtBase):
             LOG.info("Image %s is deleted: removing what the cluster kept for it", image_id)
             objects = [
                 *held.get(image_id, ()),
-                *((k.VM_SNAPSHOTS, s) for s in snapshots.get(image_id, ())),
+                *snapshots.get(image_id, ()),
             ]
             try:
                 for res, obj in objects:

@@ -12,12 +12,14 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime
 
 from openkeel.domain.states import PowerState, TaskState
 from openkeel.virt import errors
 from openkeel.virt.driver import ProgressCallback, TaskStateCallback
 from openkeel.virt.kubevirt import client as k
+from openkeel.virt.kubevirt import export
 from openkeel.virt.kubevirt.base import LABEL_NODE, KubevirtBase, driver_error, transient
 from openkeel.virt.kubevirt.client import HOSTNAME_LABEL, JsonObj, KubeError
 from openkeel.virt.kubevirt.manifests import naming
@@ -304,13 +306,47 @@ class MigrationMixin(KubevirtBase):
 
         self._wait_for(ready, f"snapshotting instance {instance.uuid}")
         update_task_state(TaskState.IMAGE_UPLOADING, TaskState.IMAGE_PENDING_UPLOAD)
+        # The image's DataSource, which servers booted from the image on this cluster clone
+        # (disks.image_source_ref, decision 0051) ...
         source = self._export_root(instance, target, ns)
-        # The data stays in the cluster: the image's DataSource, which servers booted from the
-        # image clone (disks.image_source_ref). No bytes leave it (decision 0051).
+        # ... and, for an image service that keeps bytes, the disk exported (decision 0071).
+        chunks = self._export_bytes(instance, target, ns, name) if self.settings.snapshot_export else None  # fmt: skip
         return SnapshotResult(
             target.image_id, root_size_bytes(vm), target.disk_format, target.container_format,
-            chunks=None, properties={"openkeel_kubevirt_data_source": source},
+            chunks=chunks, properties={"openkeel_kubevirt_data_source": source},
         )  # fmt: skip
+
+    def _export_bytes(
+        self, ref: InstanceRef, target: SnapshotTarget, ns: str, snapshot: str
+    ) -> Iterator[bytes]:
+        """A VirtualMachineExport of the VM snapshot, waited for until Ready; returns the root
+        volume's bytes as a stream that deletes the export when it ends. An export that does
+        not become Ready in time is deleted and the snapshot fails."""
+        token = export.new_token()
+        secret, vmexport = export.export_objects(
+            ns, target.image_id, ref.uuid, snapshot, self.settings.export_ttl, token
+        )
+        # a retried snapshot finds the Secret of the first try: its token is the one in force
+        token = export.secret_token(self.client.ensure(k.SECRETS, secret)) or token
+        self.client.ensure(k.VM_EXPORTS, vmexport)
+        name, names = vmexport["metadata"]["name"], (naming.root_data_volume_name(ref.uuid), "root")
+        found: list[export.ExportLink] = []
+
+        def ready() -> bool:
+            status = self.client.get(k.VM_EXPORTS, name, ns).get("status") or {}
+            link = export.pick_link(status, self.settings.export_link, names, token)
+            if link is not None:
+                found.append(link)
+            return link is not None
+
+        try:
+            self._wait_for(ready, f"waiting for export {ns}/{name} of instance {ref.uuid}")
+        except BaseException:
+            export.remove(self.client, ns, target.image_id)
+            raise
+        return export.download(
+            found[0], self.wait_timeout, lambda: export.remove(self.client, ns, target.image_id)
+        )
 
     def _export_root(self, ref: InstanceRef, target: SnapshotTarget, ns: str) -> str:
         """Clone the root disk into the images namespace as the image's DataVolume, wait for

@@ -135,7 +135,9 @@ def session() -> KubeSession:
     # Process-wide (one simulator per process: starting it per test would relist four
     # resources each time); stopped at exit.
     reason = "the process-wide kube session: client pool and simulator watches"
-    leaks.owned_by(reason, leaks.kube_client_sockets(client), simulator.threads)
+    kube_sockets = leaks.kube_client_sockets(client)
+    export_server = simulator.exports.server.socket.fileno()  # the stand-in export server
+    leaks.owned_by(reason, lambda: [*kube_sockets(), export_server], simulator.threads)
     simulator.start()
     _SESSION.append(KubeSession(client, prefix, simulator, StandInVirtApi(client)))
     atexit.register(_close_session)

@@ -21,7 +21,8 @@ Documented KubeVirt semantics it keeps, including those that make the driver's j
 - interfaces, their addresses and NIC hot-plug as sim_network describes (pod IPs change with
   every new pod; only bridge/SR-IOV interfaces on Multus networks are hot-plugged);
 - volume hot-plug as sim_volumes describes (the HotplugVolumes feature gate, requests queued
-  on the VM, scsi-only hot-plugged disks, volumeStatus phases and attachment pods).
+  on the VM, scsi-only hot-plugged disks, volumeStatus phases and attachment pods);
+- VirtualMachineExports and their HTTPS export server as sim_export describes.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from datetime import UTC, datetime
 from openkeel.virt.kubevirt import client as k
 from openkeel.virt.kubevirt.client import JsonObj, KubeClient
 from openkeel.virt.kubevirt.watch import Watcher
-from tests.virt.kubevirt import sim_network, sim_volumes
+from tests.virt.kubevirt import sim_export, sim_network, sim_volumes
 
 VMI_PHASES = ["", "Pending", "Scheduling", "Scheduled", "Running"]
 VMIM_PHASES = ["", "Pending", "Scheduling", "Scheduled", "PreparingTarget", "TargetReady", "Running"]  # fmt: skip
@@ -163,16 +164,19 @@ class Simulator:
         self.errors: list[str] = []
         self.addressing = sim_network.Addressing()
         self._lock = threading.Lock()
+        self.exports = sim_export.ExportController(client)
         self.watchers = [
             Watcher(client, res, self._guard(handler), name=f"simulator-watch-{res.plural}")
             for res, handler in (
                 (k.VMS, self.on_vm), (k.VMIS, self.on_vmi),
                 (k.MIGRATIONS, self.on_migration), (k.VM_SNAPSHOTS, self.on_snapshot),
                 (k.DATA_VOLUMES, self.on_data_volume),
+                (k.VM_EXPORTS, self.exports.on_export),
             )
         ]  # fmt: skip
 
     def start(self) -> Simulator:
+        self.exports.start()
         for watcher in self.watchers:
             watcher.start()
         for watcher in self.watchers:
@@ -181,12 +185,13 @@ class Simulator:
 
     def threads(self) -> list[threading.Thread]:
         """The watch threads (for the leak check's owner declarations)."""
-        return [w._thread for w in self.watchers]
+        return [*(w._thread for w in self.watchers), self.exports.thread]
 
     def stop(self) -> None:
         """Abort every watch and join its thread (before the client's owner closes it)."""
         for watcher in self.watchers:
             watcher.stop()
+        self.exports.stop()
 
     def _guard(self, handler: Callable[[str, JsonObj], None]) -> Callable[[str, JsonObj], None]:
         def run(kind: str, obj: JsonObj) -> None:
@@ -511,3 +516,5 @@ class Simulator:
         status = {"phase": "Succeeded", "readyToUse": True,
                   "virtualMachineSnapshotContentName": f"vmsnapshot-content-{meta['uid']}"}  # fmt: skip
         self.client.patch(k.VM_SNAPSHOTS, meta["name"], {"status": status}, meta["namespace"], sub="status")  # fmt: skip
+        for export in self.client.items(k.VM_EXPORTS, meta["namespace"]):  # exports waiting on it
+            self.exports.on_export("MODIFIED", export)

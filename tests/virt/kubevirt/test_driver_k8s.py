@@ -18,6 +18,7 @@ import pytest
 from openkeel.domain.states import PowerState
 from openkeel.virt import errors
 from openkeel.virt.kubevirt import client as k
+from openkeel.virt.kubevirt import export
 from openkeel.virt.kubevirt.driver import KubevirtDriver
 from openkeel.virt.kubevirt.manifests import disks, naming
 from openkeel.virt.kubevirt.nodes import availability_zones, parse_quantity
@@ -34,7 +35,7 @@ from openkeel.virt.model import (
     RebootType,
     SnapshotTarget,
 )
-from tests.virt.kubevirt import kube_env
+from tests.virt.kubevirt import kube_env, sim_export
 from tests.virt.kubevirt.kube_env import KubeSession
 
 T = LifecycleTransition
@@ -277,8 +278,98 @@ def test_snapshot_creates_vm_snapshot_and_image_data_volume(
     assert disks.image_source_ref(image_id, driver.settings) == {
         "kind": "DataSource", "name": f"image-{image_id}", "namespace": images_ns,
     }  # fmt: skip
-    assert result.chunks is None
     assert result.properties == {"openkeel_kubevirt_data_source": f"{images_ns}/image-{image_id}"}
+    # the bytes: a VirtualMachineExport of the VM snapshot, Ready before snapshot() returned
+    ns = driver._ns(spec.ref)
+    vmexport = kube.client.get(k.VM_EXPORTS, f"export-{image_id}", ns)
+    assert vmexport["spec"]["source"] == {"apiGroup": "snapshot.kubevirt.io", "kind": "VirtualMachineSnapshot", "name": f"snapshot-{image_id}"}  # fmt: skip
+    assert vmexport["spec"]["ttlDuration"] == "1h"
+    assert vmexport["status"]["phase"] == "Ready"
+    secret = kube.client.get(k.SECRETS, vmexport["spec"]["tokenSecretRef"], ns)
+    assert set(secret["data"]) == {"token"}
+    assert result.chunks is not None
+    data = b"".join(result.chunks)  # streamed over HTTPS with the token, gzip decompressed
+    assert data == sim_export.disk_bytes(ns, naming.root_data_volume_name(spec.uuid))
+    path, status, _size = kube.simulator.exports.downloads[-1]
+    assert path.endswith(f"/virtualmachineexports/export-{image_id}/volumes/snapshot-{image_id}-root/disk.img.gz")  # fmt: skip
+    assert status == "200"
+    # the export and its token are deleted once the stream ends
+    assert kube.client.get_or_none(k.VM_EXPORTS, f"export-{image_id}", ns) is None
+    assert kube.client.get_or_none(k.SECRETS, f"export-token-{image_id}", ns) is None
+
+
+def test_snapshot_without_export_keeps_the_data_in_the_cluster(kube: KubeSession) -> None:
+    """[kubevirt] snapshot_export = false: no export, the data only in the DataSource."""
+    settings = replace(kube.settings, snapshot_export=False)
+    drv = kube.driver("host-a", kube.node_prefix())
+    drv.settings = settings
+    try:
+        spec = make_spec()
+        drv.spawn(spec)
+        image_id = str(uuid.uuid4())
+        result = drv.snapshot(spec.ref, SnapshotTarget(image_id, "snap"), lambda *_a: None)
+        assert result.chunks is None
+        assert (
+            kube.client.get_or_none(k.VM_EXPORTS, f"export-{image_id}", drv._ns(spec.ref)) is None
+        )
+    finally:
+        drv.cleanup_host("host-a")
+
+
+def test_snapshot_export_never_ready_fails_and_leaves_no_export(kube: KubeSession) -> None:
+    """An export server that never comes up: the wait times out, the export and its token
+    Secret are deleted, the error names the export."""
+    drv = kube.driver("host-a", kube.node_prefix())
+    drv.wait_timeout = 2.0
+    kube.simulator.exports.ready = False
+    try:
+        spec = make_spec()
+        drv.spawn(spec)
+        image_id = str(uuid.uuid4())
+        with pytest.raises(errors.TransientDriverError, match=f"export-{image_id}"):
+            drv.snapshot(spec.ref, SnapshotTarget(image_id, "snap"), lambda *_a: None)
+        ns = drv._ns(spec.ref)
+        assert kube.client.get_or_none(k.VM_EXPORTS, f"export-{image_id}", ns) is None
+        assert kube.client.get_or_none(k.SECRETS, f"export-token-{image_id}", ns) is None
+    finally:
+        kube.simulator.exports.ready = True
+        drv.cleanup_host("host-a")
+
+
+def test_export_server_refuses_a_wrong_token(kube: KubeSession, driver: KubevirtDriver) -> None:
+    """The export server checks x-kubevirt-export-token (401), as KubeVirt's does."""
+    spec = make_spec()
+    driver.spawn(spec)
+    image_id = str(uuid.uuid4())
+    result = driver.snapshot(spec.ref, SnapshotTarget(image_id, "snap"), lambda *_a: None)
+    ns = driver._ns(spec.ref)
+    link = export.pick_link(
+        kube.client.get(k.VM_EXPORTS, f"export-{image_id}", ns)["status"], "external", ("root",), "wrong"
+    )  # fmt: skip
+    assert link is not None and link.format == "gzip"
+    with pytest.raises(errors.PermanentDriverError, match="answered 401"):
+        b"".join(export.download(link, 10.0, lambda: None))
+    assert result.chunks is not None
+    close = getattr(result.chunks, "close", None)
+    assert close is not None
+    close()  # never started: the export stays until its TTL (KubeVirt deletes it then)
+    assert kube.client.get(k.VM_EXPORTS, f"export-{image_id}", ns)
+
+
+def test_a_snapshot_image_boots(kube: KubeSession, driver: KubevirtDriver) -> None:
+    """A server booted from the snapshot's image clones the image's DataSource and runs."""
+    spec = make_spec()
+    driver.spawn(spec)
+    image_id = str(uuid.uuid4())
+    result = driver.snapshot(spec.ref, SnapshotTarget(image_id, "snap"), lambda *_a: None)
+    assert result.chunks is not None
+    b"".join(result.chunks)
+    booted = replace(make_spec(), image=ImageSpec(image_id, disk_format="raw"))
+    driver.spawn(booted)
+    root = kube.client.get(k.DATA_VOLUMES, naming.root_data_volume_name(booted.uuid), driver._ns(booted.ref))  # fmt: skip
+    assert root["spec"]["sourceRef"]["name"] == f"image-{image_id}"
+    assert root["status"]["phase"] == "Succeeded"
+    assert driver.get_info(booted.ref).state == PowerState.RUNNING
 
 
 def test_image_cache_pass_removes_what_deleted_images_kept(

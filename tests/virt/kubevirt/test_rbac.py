@@ -49,7 +49,7 @@ from openkeel.virt.model import (
     VolumeAttachment,
 )
 from tests import leaks
-from tests.virt.kubevirt import kube_env
+from tests.virt.kubevirt import kube_env, sim_export
 from tests.virt.kubevirt.kube_env import KubeSession
 
 MANIFEST = Path(__file__).resolve().parents[3] / "deploy" / "kubernetes" / "rbac.yaml"
@@ -289,7 +289,10 @@ def test_every_operation_with_the_manifest_rbac(sa_client: Recording, applied: A
         _console_output(kube, sa_client, dest, spec)
         target = SnapshotTarget(str(uuid.uuid4()), "snap")
         dest.snapshot(spec.ref, target, lambda *_a: None)
-        dest.snapshot(spec.ref, target, lambda *_a: None)  # retried: finds what the first made
+        taken = dest.snapshot(
+            spec.ref, target, lambda *_a: None
+        )  # retried: finds what the first made
+        assert taken.chunks is not None and len(b"".join(taken.chunks)) == sim_export.DISK_SIZE
         # The image deleted: the image cache pass lists and deletes what the cluster kept.
         assert dest.manage_image_cache(lambda image_id: image_id == target.image_id) == [target.image_id]  # fmt: skip
         assert dest.list_leftover_uuids() == []

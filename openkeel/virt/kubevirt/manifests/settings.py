@@ -34,6 +34,10 @@ class KubevirtSettings:
     pci_alias_resources: Mapping[str, str] = field(default_factory=dict)
     vgpu_resource_name: str | None = None
     log_serial_console: bool = True
+    # Snapshot bytes through a VirtualMachineExport (decision 0071).
+    snapshot_export: bool = True
+    export_link: str = "external"  # or "internal": which of the export's links to download from
+    export_ttl: str = "1h"
 
 
 def settings_from_conf(conf: Any) -> KubevirtSettings:
@@ -53,4 +57,7 @@ def settings_from_conf(conf: Any) -> KubevirtSettings:
         pci_alias_resources=dict(group.pci_alias_resources),
         vgpu_resource_name=group.vgpu_resource_name or None,
         log_serial_console=group.log_serial_console,
+        snapshot_export=group.snapshot_export,
+        export_link=group.export_link,
+        export_ttl=group.export_ttl,
     )
