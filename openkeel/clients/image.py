@@ -14,7 +14,7 @@ from __future__ import annotations
 import datetime
 import json
 import urllib.parse
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -202,7 +202,8 @@ def glance_filters(filters: Mapping[str, str]) -> dict[str, str]:
 
 
 # (method, url, headers, body) -> (status, body bytes); raises OSError when unreachable.
-Transport = Callable[[str, str, dict[str, str], bytes | None], tuple[int, bytes]]
+# The body: bytes, or chunks streamed once (an image upload; chunked transfer encoding).
+Transport = Callable[[str, str, dict[str, str], bytes | Iterable[bytes] | None], tuple[int, bytes]]
 
 
 def session_transport(session: Any) -> Transport:
@@ -210,7 +211,7 @@ def session_transport(session: Any) -> Transport:
     agent and request logging), with the caller's token already in the headers."""
 
     def send(
-        method: str, url: str, headers: dict[str, str], body: bytes | None
+        method: str, url: str, headers: dict[str, str], body: bytes | Iterable[bytes] | None
     ) -> tuple[int, bytes]:
         try:
             resp = session.request(
@@ -327,17 +328,26 @@ class GlanceClient:
         raise ImageServiceUnavailable(f"Image service unavailable after {self._retries + 1} tries")
 
     def _put_data(self, caller: Caller, path: str, chunks: Iterable[bytes]) -> int:
+        """PUT the image data. Chunks given as a list or tuple are one body, resent on a retry;
+        any other iterable (a hypervisor's export, decision 0071) is streamed, never held
+        whole in memory, and so retried only while none of it was read."""
         headers = {"Content-Type": "application/octet-stream"}
         if caller.auth_token:
             headers["X-Auth-Token"] = caller.auth_token
-        data = b"".join(chunks)  # one body: a retry after a refused connection resends it
+        stream = None if isinstance(chunks, list | tuple) else _OnceStream(chunks)
+        data = b"".join(chunks) if stream is None else b""
         for attempt in range(self._retries + 1):
             endpoints = self._endpoints_for(caller)
+            url = f"{endpoints[attempt % len(endpoints)]}{path}"
             try:
-                status, _raw = self._send("PUT", f"{endpoints[attempt % len(endpoints)]}{path}", headers, data)  # fmt: skip
+                status, _raw = self._send("PUT", url, headers, data if stream is None else stream)
             except OSError:
+                if stream is not None and stream.started:
+                    raise ImageServiceUnavailable(
+                        "Image service connection lost during the upload"
+                    ) from None
                 continue
-            if status != 503:
+            if status != 503 or (stream is not None and stream.started):
                 return status
         raise ImageServiceUnavailable(f"Image service unavailable after {self._retries + 1} tries")
 
@@ -447,6 +457,18 @@ class GlanceClient:
         status = self._put_data(caller, f"/v2/images/{quoted}/file", data.chunks)
         self._checked(status, image_id, None)
         return self.get(caller, image_id)
+
+
+class _OnceStream:
+    """An upload body read at most once; says whether reading began."""
+
+    def __init__(self, chunks: Iterable[bytes]) -> None:
+        self._chunks = chunks
+        self.started = False
+
+    def __iter__(self) -> Iterator[bytes]:
+        self.started = True
+        yield from self._chunks
 
 
 def glance_from_conf(glance: Any) -> GlanceClient | None:

@@ -20,9 +20,11 @@ from openkeel.clients.image import Caller as ImageCaller
 from openkeel.clients.image import ImageError
 from openkeel.db.volume_store import VolumeStore
 from openkeel.image_api.services import ImageApiServices, image_api_services
+from openkeel.virt.loading import KUBEVIRT
 from openkeel.volume.embedded.files import VolumeFiles
 from openkeel.volume.embedded.service import (
     Caller,
+    ClusterBacking,
     ImageCopy,
     ImageSource,
     NovaEvents,
@@ -81,11 +83,12 @@ def volume_service(
     state_path: str,
     images: ImageSource | None = None,
     nova: NovaEvents | None = None,
+    backing: ClusterBacking | None = None,
 ) -> VolumeService:
     """The embedded volume service over the API database (tables made when missing)."""
     store = VolumeStore(api_db)
     store.install()
-    return VolumeService(store, volume_files(state_path), images, nova=nova)
+    return VolumeService(store, volume_files(state_path), images, nova=nova, backing=backing)
 
 
 def nova_events(services: ApiServices, enforcer: PolicyEnforcer) -> NovaEvents:
@@ -109,13 +112,28 @@ def nova_events(services: ApiServices, enforcer: PolicyEnforcer) -> NovaEvents:
     return send
 
 
+def cluster_volumes(conf: Any) -> ClusterBacking | None:
+    """With the KubeVirt driver: the volumes' DataVolumes in the cluster (decision 0071)."""
+    if conf.compute_driver != KUBEVIRT:
+        return None
+    from openkeel.virt.kubevirt.client import KubeClient, KubeConfig
+    from openkeel.virt.kubevirt.volume_backing import ClusterVolumes
+
+    kube = conf.kubevirt
+    return ClusterVolumes(
+        lambda: KubeClient(KubeConfig.load(kube.kubeconfig, kube.kubeconfig_context)),
+        kube.namespace_scheme,
+    )
+
+
 def with_volume_api(app: Any, compute: ComputeApiApp, services: ApiServices) -> Any:
     """``app`` with the embedded volume API under ``/volume``; its volume-reimaged events go
     to ``compute``'s external events."""
     state_path = services.conf.state_path
     images = image_source(image_api_services(services.api_db, Path(state_path)))
     nova = nova_events(services, compute.enforcer)
-    service = volume_service(services.api_db, state_path, images, nova)
+    backing = cluster_volumes(services.conf)
+    service = volume_service(services.api_db, state_path, images, nova, backing)
     provide_images(services.conf, services.api_db, images)  # boot from volume: image→volume
     send_volume_events(services.conf, services.api_db, nova)  # volume-backed rebuild (2.93)
     return build_volume_app(app, service, volume_identity(compute.authenticator))

@@ -116,6 +116,15 @@ OPTS = [
         help="ttlDuration of a snapshot's VirtualMachineExport: KubeVirt deletes an export "
         "left behind (a compute host that died mid-download) after this long.",
     ),
+    cfg.IntOpt(
+        "export_ready_timeout",
+        default=600,
+        min=0,
+        help="Seconds a snapshot waits for its VirtualMachineExport to be Ready (KubeVirt "
+        "restores the snapshot's volumes and starts an export server first); then the "
+        "snapshot fails, its image is deleted and the server keeps its state. 0: the "
+        "driver's own wait.",
+    ),
     cfg.StrOpt(
         "node_label_selector",
         default="kubevirt.io/schedulable=true",

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -164,6 +167,75 @@ def test_glance_upload_sets_formats_then_puts_the_data() -> None:
     # data kept by the hypervisor cannot reach Glance
     with pytest.raises(ImageBadRequest):
         client.upload(ADMIN, "i1", ImageData("raw", "bare", None, 4))
+
+
+class _PutServer(BaseHTTPRequestHandler):
+    """Records each PUT: its Transfer-Encoding and the body it read."""
+
+    seen: ClassVar[list[tuple[str | None, bytes]]] = []
+
+    def do_PUT(self) -> None:
+        body = b""
+        if self.headers.get("Transfer-Encoding") == "chunked":
+            while size := int(self.rfile.readline().strip(), 16):
+                body += self.rfile.read(size)
+                self.rfile.readline()
+            self.rfile.readline()
+        else:
+            body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        _PutServer.seen.append((self.headers.get("Transfer-Encoding"), body))
+        self.send_response(204)
+        self.end_headers()
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+def test_glance_upload_streams_an_iterator_and_never_resends_it() -> None:
+    """A snapshot's exported bytes (an iterator, decision 0071) go out chunked through the
+    keystoneauth session, read once; a connection lost after reading began is not retried
+    (the bytes are gone), one refused before is."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _PutServer)
+    thread = threading.Thread(target=server.serve_forever, name="put-server")
+    thread.start()
+    try:
+        client = GlanceClient([f"http://127.0.0.1:{server.server_address[1]}"])
+        produced: list[bytes] = []
+
+        def chunks() -> Iterator[bytes]:
+            for part in (b"ab" * 1000, b"cd" * 1000):
+                produced.append(part)
+                yield part
+
+        assert client._put_data(ADMIN, "/v2/images/i1/file", chunks()) == 204
+        assert _PutServer.seen == [("chunked", b"ab" * 1000 + b"cd" * 1000)]
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+    attempts: list[bytes] = []
+
+    def cut(method: str, url: str, headers: dict[str, str], body: Any) -> tuple[int, bytes]:
+        attempts.append(next(iter(body)))  # reads the first chunk, then the connection drops
+        raise ConnectionResetError("reset")
+
+    with pytest.raises(ImageServiceUnavailable, match="lost during the upload"):
+        GlanceClient(["http://g"], transport=cut)._put_data(ADMIN, "/f", iter([b"x", b"y"]))
+    assert attempts == [b"x"]
+    refused = [ConnectionRefusedError("refused"), (204, None)]
+
+    def flaky(method: str, url: str, headers: dict[str, str], body: Any) -> tuple[int, bytes]:
+        reply = refused.pop(0)
+        if isinstance(reply, Exception):
+            raise reply  # before reading the body: retried with the same, unread stream
+        assert b"".join(body) == b"xy"
+        return 204, b""
+
+    assert (
+        GlanceClient(["http://g"], transport=flaky)._put_data(ADMIN, "/f", iter([b"x", b"y"]))
+        == 204
+    )
 
 
 def test_catalog_snapshot_upload(tmp_path: Path) -> None:

@@ -32,7 +32,7 @@ from tests import leaks
 from tests.e2e.conftest import RunningCloud, all_in_one
 from tests.e2e.kubevirt_proxy import VirtApiProxy
 from tests.e2e.test_openstack_cli import osc
-from tests.virt.kubevirt import kube_env
+from tests.virt.kubevirt import kube_env, sim_export
 from tests.virt.kubevirt.simulator import Simulator, StandInVirtApi
 
 T = TypeVar("T")
@@ -54,6 +54,8 @@ service_down_time = 4
 [kubevirt]
 namespace_scheme = {prefix}{{project_id}}
 network_mappings = e2e-podnet:pod
+export_ready_timeout = 3
+images_namespace = {prefix}images
 """
 
 
@@ -140,7 +142,9 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KubeCloud]:
     for name, zone in nodes.items():
         kube_env.ensure_node(client, name, cpu="8", memory="32Gi", zone=zone)
     simulator = Simulator(client, prefix)
-    owner = leaks.owned_by("the module's kube client", leaks.kube_client_sockets(client))
+    kube_sockets = leaks.kube_client_sockets(client)
+    export_server = simulator.exports.server.socket.fileno()  # the stand-in export server
+    owner = leaks.owned_by("the module's kube client", lambda: [*kube_sockets(), export_server])
     simulator.start()
     virt_api = StandInVirtApi(client)
     proxy = VirtApiProxy(client.config, virt_api, node_prefix=prefix).start()
@@ -685,6 +689,80 @@ def test_rescue_password_and_crash_dump(cloud_up: KubeCloud, spare_server: str) 
 def volume_status(env: KubeCloud, volume_id: str) -> str:
     status: str = osc(env.cloud, "volume", "show", volume_id)["status"]
     return status
+
+
+def test_snapshot_uploads_the_exported_disk_and_boots(cloud_up: KubeCloud, tmp_path: Path) -> None:  # fmt: skip
+    """createImage on KubeVirt (decision 0071): the VM snapshot's root volume is exported
+    (VirtualMachineExport, token Secret), downloaded over HTTPS and stored by the image service;
+    the export is deleted; a server boots from the image (its DataSource)."""
+    env = cloud_up
+    source = create_server(env, "e2e-kv-snap-src")
+    image = osc(env.cloud, "server", "image", "create", "--name", "e2e-kv-snap", "--wait", source["id"])  # fmt: skip
+    assert image["status"] == "active"
+    shown = osc(env.cloud, "image", "show", "e2e-kv-snap")
+    assert shown["size"] == sim_export.DISK_SIZE
+    images_ns = f"{env.namespace.removesuffix(PROJECT)}images"
+    assert (
+        shown["properties"]["openkeel_kubevirt_data_source"] == f"{images_ns}/image-{shown['id']}"
+    )
+    saved = tmp_path / "snap.img"
+    osc(env.cloud, "image", "save", "--file", str(saved), "e2e-kv-snap", "--no-output")
+    root_claim = f"instance-{source['id']}-root"
+    assert saved.read_bytes() == sim_export.disk_bytes(env.namespace, root_claim)
+    assert env.client.items(k.VM_EXPORTS, env.namespace) == []  # deleted after the download
+    path, status, _size = env.simulator.exports.downloads[-1]
+    assert status == "200"
+    assert path.endswith(f"/export-{shown['id']}/volumes/snapshot-{shown['id']}-root/disk.img.gz")
+    booted = osc(env.cloud, "server", "create", "--image", "e2e-kv-snap", "--flavor", "m1.tiny",
+                 "--nic", "none", "--wait", "e2e-kv-from-snap")  # fmt: skip
+    assert booted["status"] == "ACTIVE"
+    root = env.client.get(k.DATA_VOLUMES, f"instance-{booted['id']}-root", env.namespace)
+    assert root["spec"]["sourceRef"]["name"] == f"image-{shown['id']}"
+    for server in (booted, source):
+        osc(env.cloud, "server", "delete", "--wait", server["id"], "--no-output")
+    osc(env.cloud, "image", "delete", "e2e-kv-snap", "--no-output")
+
+
+def test_snapshot_whose_export_never_gets_ready(cloud_up: KubeCloud) -> None:
+    """An export that stays Pending ([kubevirt] export_ready_timeout = 3): the snapshot fails,
+    its image is deleted, the server is ACTIVE again with no task, the action's event failed,
+    and no export or token Secret is left."""
+    env = cloud_up
+    # (under load a host may miss the 4 s service_down_time after the previous test)
+    wait_for(lambda: _hypervisors_up(env), "one hypervisor per node")
+    server = create_server(env, "e2e-kv-snap-stuck")
+    env.simulator.exports.ready = False
+    try:
+        code, body = api(env.cloud, "POST", f"/servers/{server['id']}/action",
+                         {"createImage": {"name": "e2e-kv-stuck"}})  # fmt: skip
+        assert code == 202, body
+        image_id = body["image_id"]
+
+        def failed() -> bool:
+            events = _snapshot_events(env, server["id"])
+            return bool(events) and events[0].get("result") == "Error"
+
+        wait_for(failed, "the snapshot to fail", timeout=60)
+    finally:
+        env.simulator.exports.ready = True
+    server_status(env, server["id"], "ACTIVE")
+    assert image_id not in {i["ID"] for i in osc(env.cloud, "image", "list")}
+    assert env.client.items(k.VM_EXPORTS, env.namespace) == []
+    assert env.client.get_or_none(k.SECRETS, f"export-token-{image_id}", env.namespace) is None
+    osc(env.cloud, "server", "delete", "--wait", server["id"], "--no-output")
+
+
+def _snapshot_events(env: KubeCloud, server_id: str) -> list[k.JsonObj]:
+    code, body = api(env.cloud, "GET", f"/servers/{server_id}/os-instance-actions")
+    assert code == 200, body
+    actions = [a for a in body["instanceActions"] if a["action"] == "createImage"]
+    if not actions:
+        return []
+    path = f"/servers/{server_id}/os-instance-actions/{actions[0]['request_id']}"
+    code, body = api(env.cloud, "GET", path)
+    assert code == 200, body
+    events: list[k.JsonObj] = body["instanceAction"].get("events", [])
+    return events
 
 
 def test_volume_add_remove_and_a_cluster_without_hot_plug(

@@ -161,14 +161,14 @@ class KubevirtBase(ComputeDriver):
                 )
             time.sleep(self.poll_interval)
 
-    def _wait_for(self, check: Callable[[], bool], what: str) -> None:
-        """Poll ``check`` until it holds; transient API errors are waited out (see _wait)."""
-        deadline = time.monotonic() + self.wait_timeout
+    def _wait_for(self, check: Callable[[], bool], what: str, timeout: float | None = None) -> None:
+        """Poll ``check`` until it holds (for ``timeout`` s, the driver's wait by default);
+        transient API errors are waited out (see _wait)."""
+        limit = self.wait_timeout if timeout is None else timeout
+        deadline = time.monotonic() + limit
         while not self._checked(check, deadline):
             if time.monotonic() > deadline:
-                raise errors.TransientDriverError(
-                    f"Timed out after {self.wait_timeout:g} s {what}."
-                )
+                raise errors.TransientDriverError(f"Timed out after {limit:g} s {what}.")
             time.sleep(self.poll_interval)
 
     def _await_rollout(

@@ -340,7 +340,8 @@ class MigrationMixin(KubevirtBase):
             return link is not None
 
         try:
-            self._wait_for(ready, f"waiting for export {ns}/{name} of instance {ref.uuid}")
+            what = f"waiting for export {ns}/{name} of instance {ref.uuid}"
+            self._wait_for(ready, what, self.settings.export_ready_timeout or None)
         except BaseException:
             export.remove(self.client, ns, target.image_id)
             raise

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from openkeel.domain.states import PowerState
 from openkeel.virt import errors
@@ -120,10 +121,7 @@ class VolumesMixin(KubevirtBase):
         namespace = self._claim_namespace(ref, claim)
         image_id = claim.populate.get("image_id")
         spec: JsonObj = {"storage": storage_spec(self.settings, claim.size_gb)}
-        if isinstance(image_id, str):
-            spec["sourceRef"] = image_source_ref(image_id, self.settings)
-        else:
-            spec["source"] = {"blank": {}}
+        spec.update(self._populate(claim.populate, namespace))
         labels = {naming.LABEL_MANAGED_BY: naming.MANAGED_BY}
         annotations = {naming.ANNOTATION_VOLUME_ID: claim.volume_id}
         if isinstance(image_id, str):
@@ -163,6 +161,21 @@ class VolumesMixin(KubevirtBase):
                     and self.client.get_or_none(k.PVCS, claim.name, namespace) is None)  # fmt: skip
 
         self._wait_for(gone, f"deleting the DataVolume of reimaged volume {claim.volume_id}")
+
+    def _populate(self, populate: Mapping[str, Any], namespace: str) -> JsonObj:
+        """The DataVolume's source: the image's DataSource, a CDI clone of a snapshot's copy
+        (``{"clone": {"name"}, "otherwise": ...}``: the other way when the copy is not in the
+        namespace) or blank."""
+        image_id, clone = populate.get("image_id"), populate.get("clone")
+        if isinstance(image_id, str):
+            return {"sourceRef": image_source_ref(image_id, self.settings)}
+        if isinstance(clone, Mapping) and isinstance(clone.get("name"), str):
+            if self.client.get_or_none(k.DATA_VOLUMES, clone["name"], namespace) is not None:
+                return {"source": {"pvc": {"namespace": namespace, "name": clone["name"]}}}
+            otherwise = populate.get("otherwise")
+            if isinstance(otherwise, Mapping):
+                return self._populate(otherwise, namespace)
+        return {"source": {"blank": {}}}
 
     def attach_volume(self, instance: InstanceRef, attachment: VolumeAttachment) -> None:
         claim = claim_of(attachment.volume_id, attachment.connection_info)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from openkeel.db.volume_store import Row, VolumeStore, now
 from openkeel.volume.embedded.faults import (
@@ -86,6 +86,17 @@ ImageSource = Callable[[Caller, str], ImageCopy | None]
 NovaEvents = Callable[[str, str, str], None]
 
 
+class ClusterBacking(Protocol):
+    """What a hypervisor's storage keeps of the volumes (KubeVirt: DataVolumes in the cluster,
+    decisions 0067 and 0071), told of deletions and point-in-time copies."""
+
+    def volume_deleted(self, volume_id: str, project_id: str) -> None: ...
+
+    def snapshot_created(self, snapshot_id: str, volume_id: str, project_id: str) -> None: ...
+
+    def snapshot_deleted(self, snapshot_id: str, project_id: str) -> None: ...
+
+
 def new_id() -> str:
     return str(uuid.uuid4())
 
@@ -112,11 +123,13 @@ class VolumeService:
         zone: str = "nova",
         host: str = "openkeel@simulated#simulated",
         nova: NovaEvents | None = None,
+        backing: ClusterBacking | None = None,
     ) -> None:
         self.store = store
         self.files = files
         self._images = images
         self.nova = nova
+        self.backing = backing
         self.zone = zone
         self.host = host
 
@@ -280,6 +293,10 @@ class VolumeService:
             self.store.delete("snapshots", snapshot["id"])
         self.files.delete(ident)
         self.store.delete("volumes", ident)
+        if self.backing is not None:
+            for snapshot in snapshots:
+                self.backing.snapshot_deleted(snapshot["id"], row["project_id"])
+            self.backing.volume_deleted(ident, row["project_id"])
 
     def extend(self, caller: Caller, ident: str, new_size: int, in_use: bool) -> Row:
         """Grow the volume; in use only when the caller's microversion allows (3.42)."""
@@ -383,6 +400,8 @@ class VolumeService:
         except Exception:
             self.store.swap("snapshots", created["id"], ("creating",), {"status": "error"})
             raise
+        if self.backing is not None:
+            self.backing.snapshot_created(created["id"], volume["id"], volume["project_id"])
         self.store.swap("snapshots", created["id"], ("creating",), {"status": "available"})
         return created
 
@@ -401,7 +420,10 @@ class VolumeService:
             raise BadRequest("Invalid snapshot: Volume Snapshot status must be available or "
                              "error.")  # fmt: skip
         self.files.delete("snapshot-" + ident)
+        row = self.store.get("snapshots", ident)
         self.store.delete("snapshots", ident)
+        if self.backing is not None and row is not None:
+            self.backing.snapshot_deleted(ident, row["project_id"])
 
     # -- attachments ------------------------------------------------------------------------
 
@@ -462,14 +484,13 @@ class VolumeService:
             return None
         if row["connector"].get("kubevirt"):
             volume = self.store.get("volumes", row["volume_id"]) or {}
-            image_id = volume.get("image_id")
             return {
                 "driver_volume_type": "kubevirt",
                 "attachment_id": row["id"],
                 "data": {"volume_id": row["volume_id"], "access_mode": row["attach_mode"],
                          "claim_name": f"volume-{row['volume_id']}", "claim_kind": "dataVolume",
                          "namespace": None, "size_gb": volume.get("size"),
-                         "populate": {"image_id": image_id} if image_id else {"blank": {}}},
+                         "populate": self._populate(volume)},
             }  # fmt: skip
         return {
             "driver_volume_type": "local",
@@ -477,6 +498,20 @@ class VolumeService:
             "data": {"device_path": str(self.files.path(row["volume_id"])),
                      "volume_id": row["volume_id"], "access_mode": row["attach_mode"]},
         }  # fmt: skip
+
+    def _populate(self, volume: Mapping[str, Any]) -> dict[str, Any]:
+        """How a KubeVirt host makes the volume's DataVolume: from its image, as a CDI clone of
+        its snapshot's point-in-time copy (``volume-snapshot-<id>``, made by the backing when
+        the snapshot was taken) or, when there is none (the source volume never reached the
+        cluster), as the source volume was made; else blank."""
+        if volume.get("image_id"):
+            return {"image_id": volume["image_id"]}
+        snapshot = self.store.get("snapshots", volume["snapshot_id"]) if volume.get("snapshot_id") else None  # fmt: skip
+        if snapshot is not None:
+            source = self.store.get("volumes", snapshot["volume_id"]) or {}
+            return {"clone": {"name": f"volume-snapshot-{snapshot['id']}"},
+                    "otherwise": self._populate(source)}  # fmt: skip
+        return {"blank": {}}
 
     def complete_attachment(self, caller: Caller, ident: str) -> None:
         row = self.attachment(caller, ident)

@@ -320,13 +320,13 @@ def test_snapshot_export_never_ready_fails_and_leaves_no_export(kube: KubeSessio
     """An export server that never comes up: the wait times out, the export and its token
     Secret are deleted, the error names the export."""
     drv = kube.driver("host-a", kube.node_prefix())
-    drv.wait_timeout = 2.0
+    drv.settings = replace(drv.settings, export_ready_timeout=2)
     kube.simulator.exports.ready = False
     try:
         spec = make_spec()
         drv.spawn(spec)
         image_id = str(uuid.uuid4())
-        with pytest.raises(errors.TransientDriverError, match=f"export-{image_id}"):
+        with pytest.raises(errors.TransientDriverError, match=f"after 2 s .*export-{image_id}"):
             drv.snapshot(spec.ref, SnapshotTarget(image_id, "snap"), lambda *_a: None)
         ns = drv._ns(spec.ref)
         assert kube.client.get_or_none(k.VM_EXPORTS, f"export-{image_id}", ns) is None

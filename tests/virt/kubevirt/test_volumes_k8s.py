@@ -12,16 +12,21 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
 
+from openkeel.cmd.volume import volume_service
 from openkeel.domain.states import PowerState
 from openkeel.virt import errors
 from openkeel.virt.kubevirt import client as k
 from openkeel.virt.kubevirt.driver import KubevirtDriver
 from openkeel.virt.kubevirt.manifests import claims, naming
+from openkeel.virt.kubevirt.volume_backing import ClusterVolumes
 from openkeel.virt.kubevirt.volumes import volume_status
 from openkeel.virt.model import BlockDevice, InstanceSpec, JsonValue, VolumeAttachment
+from openkeel.volume.embedded.service import Caller, VolumeService
 from tests.virt.kubevirt import sim_volumes
 from tests.virt.kubevirt.kube_env import KubeSession
 from tests.virt.kubevirt.test_driver_k8s import make_spec, vm_of, vmi_of
@@ -323,3 +328,81 @@ def test_claim_of_connection_info() -> None:
     assert claims.volume_source(found, hotpluggable=True) == {"dataVolume": {"name": "volume-v1", "hotpluggable": True}}  # fmt: skip
     pvc = claims.claim_of("v2", {"driver_volume_type": "kubevirt", "data": {"claim_name": "csi-7"}})
     assert claims.volume_source(pvc, hotpluggable=False) == {"persistentVolumeClaim": {"claimName": "csi-7"}}  # fmt: skip
+
+
+def _embedded(kube: KubeSession, tmp_path: Path) -> VolumeService:
+    """The embedded volume service with its KubeVirt backing (as the all-in-one builds it)."""
+    engine = sa.create_engine(f"sqlite:///{tmp_path / 'api.db'}")
+    backing = ClusterVolumes(lambda: k.KubeClient(kube.client.config), kube.settings.namespace_scheme)  # fmt: skip
+    return volume_service(engine, str(tmp_path), backing=backing)
+
+
+def _attach_detach(service: VolumeService, driver: KubevirtDriver, spec: InstanceSpec, volume_id: str) -> None:  # fmt: skip
+    """Attach through the volume service's connection info (the DataVolume is made), detach."""
+    row = service.create_attachment(CALLER, volume_id, spec.uuid, {"kubevirt": True, "host": "h"})
+    info = service.connection_info(row)
+    assert info is not None
+    driver.attach_volume(spec.ref, VolumeAttachment(volume_id, "/dev/sdb", info))
+    driver.detach_volume(spec.ref, volume_id)
+    service.delete_attachment(CALLER, row["id"])
+
+
+CALLER = Caller("project-1", "user-1")
+
+
+def test_deleting_a_volume_deletes_its_data_volume(
+    kube: KubeSession, driver: KubevirtDriver, tmp_path: Path
+) -> None:
+    """The embedded volume service on a KubeVirt cloud (decision 0071): the DataVolume the host
+    made at the first attach goes with the volume; a volume never attached (no DataVolume) and
+    the other volume's DataVolume are left alone."""
+    service = _embedded(kube, tmp_path)
+    gone, kept = (service.create_volume(CALLER, {"size": 1})["id"] for _ in range(2))
+    spec = make_spec()
+    driver.spawn(spec)
+    for volume_id in (gone, kept):  # the first attach makes the DataVolume (decision 0067)
+        _attach_detach(service, driver, spec, volume_id)
+    ns = driver._ns(spec.ref)
+    assert kube.client.get(k.DATA_VOLUMES, naming.volume_claim_name(gone), ns)
+    service.delete_volume(CALLER, gone)
+    assert kube.client.get_or_none(k.DATA_VOLUMES, naming.volume_claim_name(gone), ns) is None
+    assert kube.client.get(k.DATA_VOLUMES, naming.volume_claim_name(kept), ns)
+    never = service.create_volume(CALLER, {"size": 1})["id"]
+    service.delete_volume(CALLER, never)  # nothing in the cluster: nothing to do
+    service.delete_volume(CALLER, kept)
+    assert kube.client.get_or_none(k.DATA_VOLUMES, naming.volume_claim_name(kept), ns) is None
+
+
+def test_a_volume_from_a_snapshot_clones_the_snapshots_copy(
+    kube: KubeSession, driver: KubevirtDriver, tmp_path: Path
+) -> None:
+    """A snapshot of a volume that is in the cluster is a CDI clone of its DataVolume; a volume
+    made from the snapshot clones that copy (not blank); one from a snapshot of a volume never
+    in the cluster is made as that volume was (here: blank). Deleting the snapshot deletes its
+    copy."""
+    service = _embedded(kube, tmp_path)
+    source = service.create_volume(CALLER, {"size": 1})["id"]
+    spec = make_spec()
+    driver.spawn(spec)
+    _attach_detach(service, driver, spec, source)
+    ns = driver._ns(spec.ref)
+    snap = service.create_snapshot(CALLER, {"volume_id": source})["id"]
+    copy = kube.client.get(k.DATA_VOLUMES, f"volume-snapshot-{snap}", ns)
+    assert copy["spec"]["source"] == {"pvc": {"namespace": ns, "name": naming.volume_claim_name(source)}}  # fmt: skip
+    restored = service.create_volume(CALLER, {"snapshot_id": snap})["id"]
+    _attach_detach(service, driver, spec, restored)
+    made = kube.client.get(k.DATA_VOLUMES, naming.volume_claim_name(restored), ns)
+    assert made["spec"]["source"] == {"pvc": {"namespace": ns, "name": f"volume-snapshot-{snap}"}}
+    assert made["status"]["phase"] == "Succeeded"
+    # a snapshot of a volume that never reached the cluster: no copy; its volumes as the source
+    unplugged = service.create_volume(CALLER, {"size": 1})["id"]
+    bare = service.create_snapshot(CALLER, {"volume_id": unplugged})["id"]
+    assert kube.client.get_or_none(k.DATA_VOLUMES, f"volume-snapshot-{bare}", ns) is None
+    from_bare = service.create_volume(CALLER, {"snapshot_id": bare})["id"]
+    _attach_detach(service, driver, spec, from_bare)
+    assert kube.client.get(k.DATA_VOLUMES, naming.volume_claim_name(from_bare), ns)["spec"]["source"] == {"blank": {}}  # fmt: skip
+    service.delete_snapshot(CALLER, snap)
+    assert kube.client.get_or_none(k.DATA_VOLUMES, f"volume-snapshot-{snap}", ns) is None
+    for volume_id in (restored, from_bare, source):
+        service.delete_volume(CALLER, volume_id, cascade=True)
+    service.delete_volume(CALLER, unplugged, cascade=True)

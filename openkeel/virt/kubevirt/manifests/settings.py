@@ -38,6 +38,7 @@ class KubevirtSettings:
     snapshot_export: bool = True
     export_link: str = "external"  # or "internal": which of the export's links to download from
     export_ttl: str = "1h"
+    export_ready_timeout: int = 600  # seconds; 0: the driver's own wait
 
 
 def settings_from_conf(conf: Any) -> KubevirtSettings:
@@ -60,4 +61,5 @@ def settings_from_conf(conf: Any) -> KubevirtSettings:
         snapshot_export=group.snapshot_export,
         export_link=group.export_link,
         export_ttl=group.export_ttl,
+        export_ready_timeout=group.export_ready_timeout,
     )
