@@ -794,6 +794,5 @@ def test_volume_add_remove_and_a_cluster_without_hot_plug(
         env.virt_api.hotplug.enabled = True
     assert server_status(env, sid, "ACTIVE")
     osc(env.cloud, "volume", "delete", vid, "--no-output")
-    # Known gap (decision 0067): the volume service does not delete the volume's DataVolume.
-    assert env.client.get_or_none(k.DATA_VOLUMES, claim, env.namespace) is not None
-    env.client.delete(k.DATA_VOLUMES, claim, env.namespace)
+    # the volume service deletes the volume's DataVolume with it (decision 0071)
+    assert env.client.get_or_none(k.DATA_VOLUMES, claim, env.namespace) is None
