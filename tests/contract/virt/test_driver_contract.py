@@ -266,7 +266,9 @@ def test_snapshot_reports_task_states_and_keeps_power(
     assert result.image_id == "img-1"
     # the data: bytes for compute to upload, or kept by the hypervisor and located by a property
     if result.chunks is not None:
-        assert len(b"".join(result.chunks)) == result.size_bytes > 0
+        # at most the disk's size: KubeVirt's test stand-in exports 1.5 MiB of a 1 GiB claim
+        # (sim_export.DISK_SIZE; a real raw export is the whole disk), the fake all of it
+        assert 0 < len(b"".join(result.chunks)) <= result.size_bytes
     else:
         assert result.properties
     assert calls == [
