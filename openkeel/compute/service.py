@@ -4,10 +4,10 @@
 ``start()`` connects the driver, registers the service record (cell DB ``services``, binary
 nova-compute, topic compute) and the host mapping (API DB), audits resources (compute node +
 Placement provider, inventory, traits), reconciles instances left mid-operation, serves RPC on
-topic ``compute`` server=<host>, and registers the periodic tasks (run on a background thread
-unless ``start(background=False)``: tests then call ``periodic.run_due()`` after moving a
-FakeClock). ``stop()`` undoes it; a graceful stop (``stop_taking_work()``, then ``stop(timeout=)``)
-first takes no more new work (topic ``compute``, periodic tasks, heartbeat: as Nova, the service
+topic ``compute`` server=<host>, and registers the periodic tasks (run on a background thread,
+the heartbeat on one of its own, unless ``start(background=False)``: tests then call
+``periodic.run_due()`` / ``heartbeats.run_due()`` after moving a FakeClock). ``stop()`` undoes
+it; a graceful stop (``stop_taking_work()``, then ``stop(timeout=)``) first takes no more new work (topic ``compute``, periodic tasks, heartbeat: as Nova, the service
 is not disabled, it shows down after ``service_down_time``) while ``compute-alt`` still carries
 the follow-ups of its operations in progress, which get ``timeout`` seconds to finish.
 """
@@ -109,6 +109,10 @@ class ComputeService:
             notifier=notifier,
         )
         self.periodic = PeriodicRunner(self.clock)
+        # The heartbeat has a thread of its own (Nova's report_state timer): a long periodic
+        # task (a power-state sync or resource audit against a slow cluster, an image cache
+        # pass) must not make the host look down, and periodic_enable = False keeps it.
+        self.heartbeats = PeriodicRunner(self.clock, "compute-heartbeat")
         self.service_id: int | None = None
         self.lifecycle: LifecycleHandler | None = None
         self._reported_down = False
@@ -143,6 +147,8 @@ class ComputeService:
             self.host.driver.cleanup_host(self.hostname)
             raise
         self._register_tasks()
+        if background:
+            self.heartbeats.start()
         if background and self.conf.periodic_enable:
             self.periodic.start()
         return self
@@ -152,6 +158,7 @@ class ComputeService:
         new message on topic ``compute``; what is running goes on and ``compute-alt`` still
         delivers its follow-ups."""
         self.periodic.stop()
+        self.heartbeats.stop()
         if self._server is not None:
             self._server.stop_listening()
 
@@ -235,8 +242,8 @@ class ComputeService:
 
     def _register_tasks(self) -> None:
         conf, host = self.conf, self.host
+        self.heartbeats.add("heartbeat", self.heartbeat, conf.report_interval)
         add = self.periodic.add
-        add("heartbeat", self.heartbeat, conf.report_interval)
         add("update_available_resource", self.update_available_resource,
             conf.update_resources_interval)  # fmt: skip
         add("sync_power_states", lambda: periodic_tasks.sync_power_states(host),

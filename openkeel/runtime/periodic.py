@@ -48,8 +48,9 @@ class PeriodicTask:
 class PeriodicRunner:
     """Runs registered tasks when due."""
 
-    def __init__(self, clock: Clock) -> None:
+    def __init__(self, clock: Clock, name: str = "compute-periodic") -> None:
         self.clock = clock
+        self.name = name
         self.tasks: dict[str, PeriodicTask] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -102,7 +103,7 @@ class PeriodicRunner:
             return
         self._stop.clear()
         self._thread = threading.Thread(
-            target=self._loop, args=(tick,), name="compute-periodic", daemon=True
+            target=self._loop, args=(tick,), name=self.name, daemon=True
         )
         self._thread.start()
 

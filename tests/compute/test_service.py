@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import threading
+import time
+
 from openkeel.db.repositories import compute_nodes, host_mappings, services
 from openkeel.virt.fake_config import FakeDriverConfig
 from tests.compute.cloud import Cloud
@@ -34,11 +37,12 @@ def test_start_registers_service_mapping_node_and_provider(cloud: Cloud) -> None
 def test_heartbeat_every_report_interval(cloud: Cloud) -> None:
     compute = cloud.compute()
     compute.start(background=False)
-    assert compute.periodic.run_due() == []
+    assert compute.heartbeats.run_due() == []
     cloud.clock.advance(10)
-    assert "heartbeat" in compute.periodic.run_due()
+    assert compute.heartbeats.run_due() == ["heartbeat"]
+    assert "heartbeat" not in compute.periodic.tasks
     cloud.clock.advance(10)
-    compute.periodic.run_due()
+    compute.heartbeats.run_due()
     with cloud.services.cell_dbs[CELL1_UUID].connect() as conn:
         record = services.get_by_host_and_binary(conn, compute.hostname, "nova-compute")
     assert record is not None
@@ -69,3 +73,33 @@ def test_resource_audit_counts_instances(cloud: Cloud) -> None:
     assert (node.vcpus_used, node.memory_mb_used, node.local_gb_used) == (1, 512, 1)
     assert node.running_vms == 1
     assert node.free_ram_mb == 800000 - 512
+
+
+def _report_count(cloud: Cloud, hostname: str) -> int:
+    with cloud.services.cell_dbs[CELL1_UUID].connect() as conn:
+        record = services.get_by_host_and_binary(conn, hostname, "nova-compute")
+    assert record is not None
+    return record.report_count
+
+
+def test_heartbeat_goes_on_while_a_periodic_task_hangs_and_without_periodic_tasks(
+    cloud: Cloud,
+) -> None:
+    """Nova's report_state is a timer of its own: a periodic task that takes long (a resource
+    audit against a slow cluster) does not make the host look down, nor does
+    periodic_enable = False."""
+    for periodic_enable in (True, False):
+        compute = cloud.compute(periodic_enable=periodic_enable)
+        release = threading.Event()
+        compute.start()
+        try:
+            compute.periodic.add("slow", release.wait, 0, run_immediately=True)
+            before = _report_count(cloud, compute.hostname)
+            deadline = time.monotonic() + 20
+            while _report_count(cloud, compute.hostname) <= before:
+                assert time.monotonic() < deadline, "no heartbeat"
+                cloud.clock.advance(10)  # the runners' threads tick every second
+                time.sleep(0.2)
+        finally:
+            release.set()
+            compute.stop()
