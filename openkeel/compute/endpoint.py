@@ -149,6 +149,11 @@ class ComputeEndpoint:
     def pre_live_migration(self, context: CallContext, msg: m.PreLiveMigration) -> None:
         live_ops.pre_live_migration(self._host, context, msg.instance_uuid)
 
+    def rollback_live_migration_at_destination(
+        self, context: CallContext, msg: m.RollbackLiveMigrationAtDestination
+    ) -> None:
+        live_ops.rollback_live_migration_at_destination(self._host, context, msg.instance_uuid)
+
     def post_live_migration_at_destination(
         self, context: CallContext, msg: m.PostLiveMigrationAtDestination
     ) -> None:

@@ -4,8 +4,8 @@ operation's instance action event (``compute_stop_instance`` -> ``instance.power
 
 Called by the run helpers of openkeel.compute.operations (power._run, resize.run_step and the
 operations that record their events themselves). Reads the instance only when the host's
-notifier sends something; never raises. ``StateNotifyingRecords`` sends ``instance.update``
-on state changes (built by ComputeService).
+notifier sends something; never raises. ``instance.update`` comes from the host's
+records (``notifications.instance_updates.SaveNotifier``, built by ComputeService).
 """
 
 from __future__ import annotations
@@ -15,24 +15,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import sqlalchemy as sa
-
 from openkeel.compute import guest
 from openkeel.compute.host import ComputeHost
-from openkeel.db.records import ExpectedState, InstanceRecords
-from openkeel.domain.audit_periods import last_completed_audit_period
 from openkeel.domain.instances import (
-    UNSET,
     Instance,
     InstanceNotFound,
-    InstanceUpdate,
     InstanceUpdateConflict,
     UnexpectedDeletingTaskStateError,
 )
-from openkeel.notifications.emitter import Notifier
 from openkeel.notifications.instance_payloads import Initiator, resize_prep_extra
 from openkeel.rpc.message import CallContext
-from openkeel.runtime.clock import Clock
 
 LOG = logging.getLogger(__name__)
 
@@ -85,6 +77,8 @@ NOTIFIED = {
     "compute_swap_volume": Notified("volume_swap", error=True),
     # the source's steps notify themselves (live_migrate: _post / _rollback)
     "compute_live_migration": Notified("live_migration", start=False, end=False),
+    "compute_pre_live_migration": Notified("live_migration_pre"),
+    "compute_rollback_live_migration_at_destination": Notified("live_migration_rollback_dest"),
     "compute_post_live_migration_at_destination": Notified("live_migration_post_dest"),
     "compute_live_migration_abort": Notified("live_migration_abort"),
     "compute_live_migration_force_complete": Notified("live_migration_force_complete"),
@@ -184,74 +178,3 @@ def _extra(instance: Instance, action: str, given: Mapping[str, Any] | None) -> 
     if action == "snapshot":
         extra.setdefault("snapshot_image_id", None)
     return extra
-
-
-class StateNotifyingRecords(InstanceRecords):
-    """The cell's instance records, sending ``instance.update`` when a save changes the vm
-    state (or the task state, per ``[notifications] notify_on_state_change``), as Nova's
-    ``Instance.save`` does. Reads the instance before and after such a save only when the
-    notifier would send it."""
-
-    def __init__(
-        self, cell_db: sa.Engine, clock: Clock, notifier: Notifier, audit_period_unit: str
-    ) -> None:
-        super().__init__(cell_db, clock)
-        self._notifier = notifier
-        self._unit = audit_period_unit
-
-    def update(
-        self,
-        uuid: str,
-        changes: InstanceUpdate,
-        *,
-        expected_task_state: ExpectedState = UNSET,
-        expected_vm_state: ExpectedState = UNSET,
-    ) -> Instance:
-        before = self._before(uuid, changes)
-        after = super().update(
-            uuid,
-            changes,
-            expected_task_state=expected_task_state,
-            expected_vm_state=expected_vm_state,
-        )
-        if before is not None:
-            self._notify(before, after)
-        return after
-
-    def apply(
-        self,
-        uuid: str,
-        changes: InstanceUpdate,
-        *,
-        expected_task_state: ExpectedState = UNSET,
-        expected_vm_state: ExpectedState = UNSET,
-    ) -> None:
-        before = self._before(uuid, changes)
-        super().apply(
-            uuid,
-            changes,
-            expected_task_state=expected_task_state,
-            expected_vm_state=expected_vm_state,
-        )
-        if before is not None:
-            self._notify(before, None)
-
-    def _before(self, uuid: str, changes: InstanceUpdate) -> Instance | None:
-        notifier = self._notifier
-        if notifier.notify_on_state_change is None or not notifier.enabled:
-            return None
-        touched = changes.changes()
-        if "vm_state" not in touched and "task_state" not in touched:
-            return None
-        try:
-            return self.get(uuid)
-        except InstanceNotFound:
-            return None
-
-    def _notify(self, before: Instance, after: Instance | None) -> None:
-        try:
-            current = after if after is not None else self.get(before.uuid, read_deleted="yes")
-            period = last_completed_audit_period(self._unit, self.clock.now())
-            self._notifier.instance_update(before, current, Initiator(), period)
-        except Exception:
-            LOG.warning("No instance.update for %s", before.uuid, exc_info=True)

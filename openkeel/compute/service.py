@@ -26,16 +26,17 @@ from openkeel.compute import evacuated, periodic_tasks, polls, reconcile, usage_
 from openkeel.compute.endpoint import ComputeEndpoint
 from openkeel.compute.host import ComputeHost
 from openkeel.compute.lifecycle import LifecycleHandler
-from openkeel.compute.notifying import StateNotifyingRecords
 from openkeel.compute.operations import remote_console, rescue, shelve
 from openkeel.compute.resource_tracker import ResourceTracker
 from openkeel.db.image_catalog import EmbeddedImageCatalog
 from openkeel.db.image_files import ImageFiles
+from openkeel.db.records import InstanceRecords
 from openkeel.db.repositories import host_mappings, services
 from openkeel.db.schema import api as api_schema
 from openkeel.network import NetworkAdapter, get_network_adapter
 from openkeel.notifications.emitter import Notifier, notifier_from_conf
 from openkeel.notifications.emitter import close as close_notifier
+from openkeel.notifications.instance_updates import SaveNotifier
 from openkeel.notifications.versioned import service_status
 from openkeel.rpc.clients.compute import ALT_TOPIC
 from openkeel.rpc.clients.conductor import ConductorRpcClient
@@ -97,8 +98,10 @@ class ComputeService:
             driver=driver,
             network=network or get_network_adapter(conf, api_db),
             placement=placement,
-            records=StateNotifyingRecords(
-                cell_db, self.clock, notifier, conf.instance_usage_audit_period
+            records=InstanceRecords(
+                cell_db,
+                self.clock,
+                SaveNotifier.of(notifier, conf.instance_usage_audit_period, self.clock.now),
             ),
             api_db=api_db,
             clock=self.clock,

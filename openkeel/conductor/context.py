@@ -30,6 +30,7 @@ from openkeel.domain.instances import (
 )
 from openkeel.domain.states import VmState
 from openkeel.notifications.emitter import Notifier
+from openkeel.notifications.instance_updates import SaveNotifier
 from openkeel.rpc.clients.compute import ComputeRpcClient
 from openkeel.rpc.clients.scheduler import SchedulerRpcClient
 from openkeel.rpc.message import CallContext
@@ -39,6 +40,13 @@ from openkeel.runtime.clock import Clock
 LOG = logging.getLogger(__name__)
 
 DEFAULT_MAX_ATTEMPTS = 3
+
+
+def _audit_unit(conf: cfg.ConfigOpts) -> str:
+    try:
+        return str(conf.instance_usage_audit_period)
+    except cfg.NoSuchOptError:
+        return "month"
 
 
 @dataclass
@@ -54,7 +62,9 @@ class ConductorDeps:
     notifier: Notifier = field(default_factory=Notifier)
 
     def records(self, cell_uuid: str) -> InstanceRecords:
-        return InstanceRecords(self.cells[cell_uuid], self.clock)
+        """The cell's instances; saves send ``instance.update`` as Nova's do."""
+        saves = SaveNotifier.of(self.notifier, _audit_unit(self.conf), self.clock.now)
+        return InstanceRecords(self.cells[cell_uuid], self.clock, saves if saves.enabled else None)
 
     def cell_uuids(self) -> list[str]:
         """Every mapped cell (cell0 included), from the API DB."""

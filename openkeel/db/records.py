@@ -12,7 +12,7 @@ import logging
 import traceback
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import sqlalchemy as sa
 
@@ -71,12 +71,25 @@ class ActionStart:
     project_id: str | None
 
 
-class InstanceRecords:
-    """Instances of one cell database."""
+class SaveObserver(Protocol):
+    """Told of each instance save (the role's ``instance.update`` notifications, as Nova's
+    ``Instance.save`` sends them); ``wants`` says whether to read the instance around a save
+    of ``changes`` at all. ``saved`` never raises."""
 
-    def __init__(self, cell_db: sa.Engine, clock: Clock) -> None:
+    def wants(self, changes: InstanceUpdate) -> bool: ...
+
+    def saved(self, before: Instance, after: Instance) -> None: ...
+
+
+class InstanceRecords:
+    """Instances of one cell database; with ``observer``, each save is reported to it."""
+
+    def __init__(
+        self, cell_db: sa.Engine, clock: Clock, observer: SaveObserver | None = None
+    ) -> None:
         self.db = cell_db
         self.clock = clock
+        self.observer = observer
 
     def get(self, uuid: str, read_deleted: ReadDeleted = "no") -> Instance:
         with reader(self.db).connect() as conn:
@@ -108,8 +121,9 @@ class InstanceRecords:
     ) -> Instance:
         """Apply ``changes`` if the states are as expected (raises the CAS conflict errors);
         ``updated_at`` comes from this host's clock, which the periodic tasks compare with."""
+        before = self._before(uuid, changes)
         with self.db.begin() as conn:
-            return instance_repo.update(
+            after = instance_repo.update(
                 conn,
                 uuid,
                 changes,
@@ -117,6 +131,9 @@ class InstanceRecords:
                 expected_vm_state=expected_vm_state,
                 now=self.clock.now(),
             )
+        if before is not None and self.observer is not None:
+            self.observer.saved(before, after)
+        return after
 
     def apply(
         self,
@@ -127,6 +144,14 @@ class InstanceRecords:
         expected_vm_state: ExpectedState = UNSET,
     ) -> None:
         """``update`` without reading the instance back (for callers that do not use it)."""
+        if self.observer is not None and self.observer.wants(changes):
+            self.update(
+                uuid,
+                changes,
+                expected_task_state=expected_task_state,
+                expected_vm_state=expected_vm_state,
+            )
+            return
         with self.db.begin() as conn:
             instance_repo.apply(
                 conn,
@@ -136,6 +161,16 @@ class InstanceRecords:
                 expected_vm_state=expected_vm_state,
                 now=self.clock.now(),
             )
+
+    def _before(self, uuid: str, changes: InstanceUpdate) -> Instance | None:
+        """The instance before a save the observer wants to hear of (None: not wanted, or
+        gone, in which case the save raises)."""
+        if self.observer is None or not self.observer.wants(changes):
+            return None
+        try:
+            return self.get(uuid)
+        except InstanceNotFound:
+            return None
 
     def soft_delete(self, uuid: str) -> Instance:
         with self.db.begin() as conn:

@@ -255,13 +255,20 @@ class Notifier:
     def instance_update(
         self, before: Instance, after: Instance, initiator: Initiator, audit_period: AuditPeriod
     ) -> None:
-        """``instance.update`` when ``[notifications] notify_on_state_change`` asks for it."""
-        if not _state_changed(self.notify_on_state_change, before, after):
+        """``instance.update`` of a save that turned ``before`` into ``after``, as Nova's
+        ``send_update``: nothing unless ``[notifications] notify_on_state_change`` is set (or
+        nothing changed); the old and new states when the vm state changed (or the task
+        state, with ``vm_and_task_state``), else the current states on both sides."""
+        if self.notify_on_state_change is None or before == after:
             return
+        if _state_changed(self.notify_on_state_change, before, after):
+            old_state, old_task_state = before.vm_state, before.task_state
+        else:
+            old_state, old_task_state = after.vm_state, after.task_state
         change = StateChange(
-            old_state=before.vm_state,
+            old_state=old_state,
             state=after.vm_state,
-            old_task_state=before.task_state,
+            old_task_state=old_task_state,
             new_task_state=after.task_state,
             old_display_name=(
                 before.display_name if before.display_name != after.display_name else None

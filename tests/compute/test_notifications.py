@@ -8,14 +8,15 @@ from __future__ import annotations
 import datetime
 import uuid as uuidlib
 
-from openkeel.compute.notifying import StateNotifyingRecords
 from openkeel.compute.operations import delete, pause, power
 from openkeel.compute.operations.build import build_and_run
 from openkeel.compute.service import ComputeService
 from openkeel.compute.usage_audit import instance_usage_audit
+from openkeel.db.records import InstanceRecords
 from openkeel.domain.instances import InstanceUpdate
 from openkeel.notifications.drivers import MemoryDriver
 from openkeel.notifications.emitter import Notifier
+from openkeel.notifications.instance_updates import SaveNotifier
 from openkeel.rpc.message import CallContext
 from openkeel.rpc.messages.compute import BuildAndRunInstance
 from openkeel.virt.fake_config import FakeDriverConfig
@@ -127,13 +128,24 @@ def test_state_changes_send_instance_update_when_asked(cloud: Cloud) -> None:
     memory = MemoryDriver()
     notifier = Notifier(drivers=(memory,), notification_format="versioned",
                         notify_on_state_change="vm_state")  # fmt: skip
-    compute.host.records = StateNotifyingRecords(
-        cloud.services.cell_dbs[CELL1_UUID], cloud.clock, notifier.prepare("nova-compute", "h"), "month"
-    )  # fmt: skip
+    saves = SaveNotifier.of(notifier.prepare("nova-compute", "h"), "month", cloud.clock.now)
+    compute.host.records = InstanceRecords(cloud.services.cell_dbs[CELL1_UUID], cloud.clock, saves)
     instance = cloud.instance(compute)
     build_and_run(compute.host, CTX, BuildAndRunInstance(instance.uuid))
-    # building -> building (task states only) is quiet under vm_state; building -> active is not
-    assert _versioned(memory) == ["instance.update"]
-    change = memory.sent[0].message["payload"]["nova_object.data"]["state_update"]
-    assert change["nova_object.data"]["old_state"] == "building"
-    assert change["nova_object.data"]["state"] == "active"
+    # Nova's send_update: every save sends; under vm_state only building -> active carries
+    # two states, the task-state saves carry the current states on both sides
+    events = _versioned(memory)
+    assert len(events) > 1 and set(events) == {"instance.update"}
+    changes = [
+        sent.message["payload"]["nova_object.data"]["state_update"]["nova_object.data"]
+        for sent in memory.sent
+    ]
+    moved = [c for c in changes if c["old_state"] != c["state"]]
+    assert [(c["old_state"], c["state"]) for c in moved] == [("building", "active")]
+    quiet = [c for c in changes if c["old_state"] == c["state"]]
+    assert quiet and all(c["old_task_state"] == c["new_task_state"] for c in quiet)
+    period = memory.sent[-1].message["payload"]["nova_object.data"]["audit_period"]
+    # Nova's current period: from the end of the last completed month until now
+    assert period["nova_object.data"]["audit_period_ending"].startswith(
+        cloud.clock.now().strftime("%Y-%m-%d")
+    )

@@ -40,7 +40,8 @@ TRANSPORT = "rabbit://guest:guest@127.0.0.1:5672/"
 # nova-manage refuses two cells on one transport URL: cell2 names the same broker otherwise.
 CELL_TRANSPORTS = {"cell1": TRANSPORT, "cell2": "rabbit://guest:guest@localhost:5672/"}
 ADMIN = {"X-Auth-Token": "admin:admin", "OpenStack-API-Version": "compute 2.47"}
-SERVERS = 12
+SERVERS = 50  # issue 15: 50 servers across both cells
+PAGE = 7  # pages of 7: the last one partial, each spanning both cells
 
 
 @dataclass
@@ -256,8 +257,9 @@ def test_servers_in_two_cells_across_processes(two_cells: TwoCells) -> None:
         # Sorted and paged across both cells, the same through either API process.
         names = sorted(s["name"] for s in servers)
         for client in (api, other):
-            pages = _pages(client, limit=5)
-            assert [len(p) for p in pages] == [5, 5, 2]
+            pages = _pages(client, limit=PAGE)
+            full, rest = divmod(SERVERS, PAGE)
+            assert [len(p) for p in pages] == [PAGE] * full + ([rest] if rest else [])
             assert [n for p in pages for n in p] == names
         for server_id in ids:
             shown = api.get(f"/v2.1/servers/{server_id}").json()["server"]

@@ -172,17 +172,29 @@ def test_instance_create_start_end_error() -> None:
     assert legacy[2]["payload"]["message"] == "The created instance's disk would be too small."
 
 
-def test_instance_update_only_on_state_changes() -> None:
+def test_instance_update_as_novas_send_update() -> None:
     notifier, memory = _notifier()
     period = (NOW - datetime.timedelta(days=3), NOW)
     notifier.instance_update(INSTANCE, INSTANCE, WHO, period)
-    assert memory.sent == []
+    assert memory.sent == []  # nothing saved, nothing sent
     stopping = replace(INSTANCE, task_state="powering-off")
     notifier.instance_update(INSTANCE, stopping, WHO, period)
     assert _check(memory) == ["instance.update"]
-    quiet = Notifier(drivers=(memory,), notification_format="versioned", notify_on_state_change="vm_state")  # fmt: skip
-    quiet.instance_update(INSTANCE, stopping, WHO, period)
-    assert len(memory.sent) == 2  # the versioned and legacy ones above only
+    states = memory.sent[0].message["payload"]["nova_object.data"]["state_update"]
+    assert states["nova_object.data"]["old_task_state"] is None
+    assert states["nova_object.data"]["new_task_state"] == "powering-off"
+    # vm_state only: a task state change is a plain update, the current states on both sides
+    plain = MemoryDriver()
+    vm_only = Notifier(drivers=(plain,), notification_format="both", notify_on_state_change="vm_state")  # fmt: skip
+    vm_only.instance_update(INSTANCE, stopping, WHO, period)
+    assert _check(plain) == ["instance.update"]
+    states = plain.sent[0].message["payload"]["nova_object.data"]["state_update"]
+    assert states["nova_object.data"]["old_task_state"] == "powering-off"
+    assert plain.sent[1].message["payload"]["old_task_state"] == "powering-off"
+    # notify_on_state_change unset: nothing at all, as Nova
+    silent = MemoryDriver()
+    Notifier(drivers=(silent,), notification_format="both").instance_update(INSTANCE, stopping, WHO, period)  # fmt: skip
+    assert silent.sent == []
 
 
 def test_instance_exists_and_compute_exception() -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from openkeel.api.usecases.instance_saves import notify_saved
 from openkeel.api.usecases.migrate_server import stored_request_spec
 from openkeel.api.usecases.sending import undone_if_unsent
 from openkeel.api.usecases.servers.create import call_context, generate_password
@@ -74,6 +75,7 @@ class ServerEvacuator(ServerLifecycle):
                 new_instance_type_id=inst.flavor.id, user_id=self._context.user_id,
                 project_id=self._context.project_id,
             )  # fmt: skip
+        notify_saved(self._services, self._context, inst, updated)
         conductor = getattr(self._services, "conductor", None)
         if conductor is not None:
             message = RebuildInstance(

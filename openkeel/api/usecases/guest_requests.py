@@ -36,6 +36,7 @@ class GuestRequests(ServerActions):
                 conn, inst.uuid, InstanceUpdate(task_state=task), expected_task_state=[None]
             )
             self._start_action(conn, inst.uuid, "changePassword")
+        self._saved(inst, updated)
         compute = self._compute()
         if compute is not None:
             db = self._cell(found, "changePassword")

@@ -12,6 +12,7 @@ from typing import Any
 
 from openkeel.api.context import RequestContext
 from openkeel.api.services import ApiServices
+from openkeel.api.usecases.instance_saves import notify_saved
 from openkeel.api.usecases.sending import undone_if_unsent
 from openkeel.api.usecases.servers.create import call_context
 from openkeel.api.usecases.servers.lifecycle import InstanceIsLocked
@@ -178,6 +179,7 @@ class LiveMigrator:
                 conn, found.instance.uuid, changes, expected_task_state=expected
             )
             self._start_action(conn, updated.uuid, action)
+        notify_saved(self._services, self._context, found.instance, updated)
         return updated
 
     def _record(self, found: FoundServer, action: str) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 
 from openkeel.api.context import RequestContext
 from openkeel.api.services import ApiServices
+from openkeel.api.usecases.instance_saves import notify_saved
 from openkeel.api.usecases.quotas import QuotaEngine
 from openkeel.api.usecases.sending import undone_if_unsent
 from openkeel.api.usecases.servers.create import call_context
@@ -205,6 +206,7 @@ class ServerMover:
                 conn, updated.uuid, action, request_id=ctx.request_id,
                 user_id=ctx.user_id, project_id=ctx.project_id,
             )  # fmt: skip
+        notify_saved(self._services, ctx, found.instance, updated)
         return updated
 
     def _record(self, found: FoundServer, action: str) -> None:

@@ -134,6 +134,7 @@ class ServerRescuer(ServerActions):
                 conn, uuid, InstanceUpdate(task_state=task.value), expected_task_state=[None]
             )
             self._start_action(conn, uuid, action)
+        self._saved(found.instance, updated)
         compute = self._compute()
         if compute is not None:
             with undone_if_unsent(self._cell(found, action), uuid, action, task.value):

@@ -13,6 +13,7 @@ from typing import Any
 
 from openkeel.api.context import RequestContext
 from openkeel.api.services import ApiServices
+from openkeel.api.usecases.instance_saves import notify_saved
 from openkeel.api.usecases.sending import undone_if_unsent
 from openkeel.api.usecases.servers.create import call_context
 from openkeel.api.usecases.servers.lifecycle import InstanceIsLocked
@@ -123,6 +124,7 @@ class ServerActions:
                 conn, inst.uuid, InstanceUpdate(task_state=task.value), expected_task_state=[None]
             )
             self._start_action(conn, inst.uuid, action)
+        self._saved(inst, updated)
         compute = self._compute()
         if compute is not None:
             db = self._cell(found, operation)
@@ -155,6 +157,7 @@ class ServerActions:
             self._start_action(conn, inst.uuid, "lock")
             locked = instances.update(conn, inst.uuid, changes)
             self._api_event(conn, inst.uuid, "api_lock")
+        self._saved(inst, locked)
         self._notify(locked, "lock")
 
     def unlock(self, found: FoundServer) -> None:
@@ -166,7 +169,12 @@ class ServerActions:
             self._start_action(conn, inst.uuid, "unlock")
             unlocked = instances.update(conn, inst.uuid, changes)
             self._api_event(conn, inst.uuid, "api_unlock")
+        self._saved(inst, unlocked)
         self._notify(unlocked, "unlock")
+
+    def _saved(self, before: Instance, after: Instance) -> None:
+        """``instance.update`` of a save this request made (Nova's ``Instance.save``)."""
+        notify_saved(self._services, self._context, before, after)
 
     def _notify(self, instance: Instance, action: str) -> None:
         """``instance.lock`` / ``instance.unlock`` (versioned only, as Nova's API)."""
@@ -182,8 +190,9 @@ class ServerActions:
         changes = InstanceUpdate(vm_state=RESET_STATES[state], task_state=None)
         with self._cell(found, "os-resetState").begin() as conn:
             self._start_action(conn, uuid, "resetState")
-            instances.update(conn, uuid, changes)
+            reset = instances.update(conn, uuid, changes)
             instance_actions.finish_action(conn, uuid, self._context.request_id)
+        self._saved(found.instance, reset)
 
     def inject_network_info(self, found: FoundServer) -> None:
         """injectNetworkInfo: cast to the server's host (nothing to do without one)."""

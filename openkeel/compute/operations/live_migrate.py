@@ -20,7 +20,7 @@ Called by openkeel.compute.endpoint.ComputeEndpoint.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -110,6 +110,9 @@ def _migrate(
         raise MigrationAborted(instance.uuid)
     # Nova's conductor binds them in its pre-checks (decision 0072): nothing has moved yet.
     host.network.bind_ports_to_host(host.net_ref(instance.uuid, instance.project_id), dest)
+    # The destination's pre step: its volume attachments (decision 0070), recorded and notified.
+    prepare = m.PreLiveMigration(instance.uuid, block_migration, migration.to_primitive())
+    compute_client(host).call(context, dest, prepare, long=True)
     migration = set_migration(host, migration, status=status.RUNNING)
 
     def on_progress(progress: LiveMigrationProgress) -> None:
@@ -119,9 +122,6 @@ def _migrate(
             memory_processed=max(0, total - remaining),
         )  # fmt: skip
 
-    if originals:  # the destination attaches the volumes with its connector (Nova's pre step)
-        prepare = m.PreLiveMigration(instance.uuid, block_migration)
-        compute_client(host).call(context, dest, prepare, long=True)
     ref = guest.instance_ref(host.conf, instance)
     host.driver.live_migration(ref, dest, on_progress, block_migration=bool(block_migration))
     notifying.step(host, context, instance.uuid, "live_migration_post", "start")
@@ -146,9 +146,16 @@ def _notified_roll_back(
     end: str,
     exc: BaseException | None,
 ) -> None:
-    """``_roll_back`` between instance.live_migration_rollback.start and .end (Nova's)."""
+    """``_roll_back`` between instance.live_migration_rollback.start and .end (Nova's), the
+    destination told to forget the migration in between."""
     notifying.step(host, context, uuid, "live_migration_rollback", "start")
     _roll_back(host, uuid, migration, end, exc)
+    if migration.dest_compute and migration.dest_compute != host.host:
+        try:
+            forget = m.RollbackLiveMigrationAtDestination(uuid)
+            compute_client(host).cast(context, migration.dest_compute, forget)
+        except Exception:  # the rollback here is done; the destination holds nothing of it
+            LOG.exception("Could not tell %s to roll back %s", migration.dest_compute, uuid)
     notifying.step(host, context, uuid, "live_migration_rollback", "end")
 
 
@@ -193,6 +200,51 @@ def _drop_bindings(host: ComputeHost, uuid: str, on_host: str | None) -> None:
         LOG.error("Network cleanup failed for host %s of %s: %s", on_host, uuid, exc)
 
 
+def pre_live_migration(host: ComputeHost, context: CallContext, uuid: str) -> None:
+    """Destination, before the guest moves, recorded and notified as Nova's
+    ``pre_live_migration`` (instance.live_migration_pre.start/.end): new attachments of the
+    server's volumes with this host's connector, completed (the source's stay until the guest
+    moved); raises, with nothing left, on failure. The guest is defined when it arrives (the
+    driver's migration creates it here)."""
+    with host.locks.hold(uuid):
+        _destination_step(
+            host, context, uuid, "compute_pre_live_migration",
+            lambda: volume_moves.attach_for_live(host, context, uuid),
+        )  # fmt: skip
+
+
+def rollback_live_migration_at_destination(
+    host: ComputeHost, context: CallContext, uuid: str
+) -> None:
+    """Destination, after the source rolled a live migration back: recorded and notified as
+    Nova's (instance.live_migration_rollback_dest.start/.end); the driver's migration left
+    nothing here (KubeVirt removes the target pod of a failed migration itself)."""
+    _destination_step(host, context, uuid, "compute_rollback_live_migration_at_destination")
+
+
+def _destination_step(
+    host: ComputeHost,
+    context: CallContext,
+    uuid: str,
+    event: str,
+    work: Callable[[], None] | None = None,
+) -> None:
+    """``work`` between the action event's start and finish and the .start/.end
+    notifications (its failure recorded in both, then raised)."""
+    host.records.event_start(uuid, context.request_id, event, host.host)
+    notifying.started(host, context, uuid, event)
+    failure: BaseException | None = None
+    try:
+        if work is not None:
+            work()
+    except Exception as exc:
+        failure = exc
+        raise
+    finally:
+        notifying.finished(host, context, uuid, event, failure)
+        host.records.event_finish(uuid, context.request_id, event, failure)
+
+
 def post_live_migration_at_destination(
     host: ComputeHost, context: CallContext, uuid: str, block_migration: bool | None
 ) -> None:
@@ -226,13 +278,6 @@ def post_live_migration_at_destination(
         finally:
             notifying.finished(host, context, uuid, event, failure)
             host.records.event_finish(uuid, context.request_id, event, failure)
-
-
-def pre_live_migration(host: ComputeHost, context: CallContext, uuid: str) -> None:
-    """Destination: new attachments of the server's volumes with this host's connector,
-    completed (the source's stay until the guest moved); raises, with nothing left, on failure."""
-    with host.locks.hold(uuid):
-        volume_moves.attach_for_live(host, context, uuid)
 
 
 def live_migration_abort(

@@ -329,12 +329,23 @@ class LiveMigration(RpcMessage):
 
 @dataclass(frozen=True)
 class PreLiveMigration(InstanceMessage):
-    """Destination: attach the server's volumes with this host's connector before the guest
-    moves (source -> destination, call)."""
+    """Destination: get ready to receive the guest, attaching the server's volumes with this
+    host's connector before it moves (source -> destination, call)."""
 
     method: ClassVar[str] = "pre_live_migration"
 
     block_migration: bool | None = None
+    migration: Json = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RollbackLiveMigrationAtDestination(InstanceMessage):
+    """Destination: forget a live migration that was rolled back (source -> destination,
+    cast)."""
+
+    method: ClassVar[str] = "rollback_live_migration_at_destination"
+
+    destroy_disks: bool = True
 
 
 @dataclass(frozen=True)
@@ -617,7 +628,8 @@ MESSAGES = by_method(
     BuildAndRunInstance, TerminateInstance, SoftDeleteInstance, RestoreInstance, StartInstance,
     StopInstance, PauseInstance, UnpauseInstance, SuspendInstance, ResumeInstance,
     InjectNetworkInfo, RebootInstance, RebuildInstance, PrepResize, ResizeInstance, FinishResize, ConfirmResize,
-    RevertResize, FinishRevertResize, LiveMigration, PreLiveMigration, PostLiveMigrationAtDestination,
+    RevertResize, FinishRevertResize, LiveMigration, PreLiveMigration,
+    RollbackLiveMigrationAtDestination, PostLiveMigrationAtDestination,
     LiveMigrationAbort, LiveMigrationForceComplete, GetConsoleOutput, GetVncConsole,
     GetSpiceConsole, GetSerialConsole, GetMksConsole, ValidateConsolePort, GetDiagnostics,
     GetInstanceDiagnostics, GetHostUptime, SetHostEnabled, HostPowerAction, HostMaintenanceMode,

@@ -15,6 +15,7 @@ import sqlalchemy as sa
 
 from openkeel.api.context import RequestContext
 from openkeel.api.services import ApiServices
+from openkeel.api.usecases.instance_saves import notify_saved
 from openkeel.api.usecases.quotas import QuotaEngine
 from openkeel.api.usecases.sending import undone_if_unsent
 from openkeel.api.usecases.servers.create import call_context, withdraw_build_requests
@@ -37,6 +38,7 @@ from openkeel.domain.instances import (
 from openkeel.domain.states import TaskState, VmState, ensure_action_allowed
 from openkeel.network.adapter import InstanceNetRef
 from openkeel.network.factory import get_network_adapter
+from openkeel.notifications.instance_payloads import Initiator
 from openkeel.rpc.clients.compute import instance_host
 from openkeel.rpc.messages.compute import (
     RebootInstance,
@@ -130,7 +132,8 @@ class ServerLifecycle:
                     user_id=self._context.user_id,
                     project_id=self._context.project_id,
                 )
-            return updated
+        notify_saved(self._services, self._context, found.instance, updated)
+        return updated
 
     def _compute(self) -> Any:
         return getattr(self._services, "compute", None)
@@ -209,8 +212,11 @@ class ServerLifecycle:
         volumes = get_volume_adapter(self._services.conf, self._services.api_db)
         as_service = VolumeContext(self._context.project_id, self._context.user_id, True)
         release_volumes(self._cell(found), volumes, as_service, uuid)
+        notifier = self._services.notifier.prepare("nova-api", self._services.notifier.host)
+        who = Initiator(self._context.request_id, self._context.user_id, self._context.project_id)
+        notifier.instance_action(found.instance, "delete", "start", who)
         with self._cell(found).begin() as conn:
-            instances.update(
+            deleted = instances.update(
                 conn,
                 uuid,
                 InstanceUpdate(
@@ -218,6 +224,8 @@ class ServerLifecycle:
                 ),
             )
             instances.soft_delete(conn, uuid)
+        notify_saved(self._services, self._context, found.instance, deleted)
+        notifier.instance_action(deleted, "delete", "end", who)
         self._free_allocations(uuid)
         self._free_ports(found.instance)
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from openkeel.api.context import RequestContext
 from openkeel.api.services import ApiServices
+from openkeel.api.usecases.instance_saves import notify_saved
 from openkeel.api.usecases.servers.lookup import FoundServer
 from openkeel.db.repositories import build_requests, instances, request_specs
 from openkeel.domain.errors import Conflict
@@ -38,7 +39,9 @@ def update_server(
             build_requests.update_instance(api, updated)
         return updated
     with services.cell_dbs[found.cell_uuid].begin() as conn:
-        return instances.update(conn, found.instance.uuid, cmd.changes)
+        updated = instances.update(conn, found.instance.uuid, cmd.changes)
+    notify_saved(services, context, found.instance, updated)
+    return updated
 
 
 def _repin(services: ApiServices, found: FoundServer, requested: str | None) -> None:
