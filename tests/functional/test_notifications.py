@@ -1,14 +1,27 @@
 """Notifications of a whole cloud: a live migration notifies on both hosts as Nova's
-(``live_migration_post`` on the source, ``live_migration_post_dest`` on the destination), each
-matching Nova's sample; an evacuation sends instance.evacuate from the destination."""
+(``live_migration_pre`` and ``live_migration_post_dest`` on the destination,
+``live_migration_post`` on the source; a rollback ``live_migration_rollback`` on the source and
+``live_migration_rollback_dest`` on the destination), each matching Nova's sample; an
+evacuation sends instance.evacuate from the destination; the API's and the conductor's
+instance saves send instance.update as Nova's ``Instance.save``."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from openkeel.notifications.drivers import MemoryDriver
 from openkeel.notifications.emitter import Notifier
 from tests.functional.conftest import Cloud
 from tests.functional.test_evacuate import _evacuate, _force_down
-from tests.functional.test_live_migration import _booted, _host, _live, _wait_migration
+from tests.functional.test_live_migration import (
+    ADMIN,
+    _add_gated,
+    _booted,
+    _host,
+    _live,
+    _on_host,
+    _wait_migration,
+)
 from tests.functional.test_volume_attachments import _attach, _status, _until, _volume
 from tests.notifications.samples import assert_matches
 
@@ -35,11 +48,102 @@ def test_live_migration_notifies_on_source_and_destination(cloud: Cloud) -> None
         assert_matches(message, message["event_type"].replace(".", "-"))
     by_publisher = {(m["event_type"], m["publisher_id"]) for m in sent}
     assert by_publisher >= {
+        ("instance.live_migration_pre.start", f"nova-compute:{dest}"),
+        ("instance.live_migration_pre.end", f"nova-compute:{dest}"),
         ("instance.live_migration_post.start", f"nova-compute:{source}"),
         ("instance.live_migration_post.end", f"nova-compute:{source}"),
         ("instance.live_migration_post_dest.start", f"nova-compute:{dest}"),
         ("instance.live_migration_post_dest.end", f"nova-compute:{dest}"),
     }
+
+
+def test_live_migration_rollback_notifies_on_the_destination(cloud: Cloud) -> None:
+    gated_host, gated = _add_gated(cloud)
+    target = cloud.add_compute().host.host
+    server_id = _on_host(cloud, gated_host)
+    memory = MemoryDriver()
+    _listen(cloud, memory)
+    _live(cloud, server_id, {"host": target, "block_migration": "auto", "force": True}, "2.30")
+    assert gated.reported.wait(30)
+    running = _wait_migration(cloud, server_id, "running")
+    url = f"/v2.1/servers/{server_id}/migrations/{running['id']}"
+    assert cloud.api.delete(url, version="2.24", token=ADMIN).status_code == 202
+    _wait_migration(cloud, server_id, "cancelled")
+    _until(
+        lambda: any(
+            s.message["event_type"] == "instance.live_migration_rollback_dest.end"
+            for s in memory.sent
+        ),
+        "the destination's rollback notification",
+    )
+    sent = [s.message for s in memory.sent]
+    for message in sent:
+        assert_matches(message, message["event_type"].replace(".", "-"))
+    order = [(m["event_type"], m["publisher_id"]) for m in sent]
+    assert order[:2] == [
+        ("instance.live_migration_pre.start", f"nova-compute:{target}"),
+        ("instance.live_migration_pre.end", f"nova-compute:{target}"),
+    ]
+    assert set(order[2:]) >= {
+        ("instance.live_migration_rollback.start", f"nova-compute:{gated_host}"),
+        ("instance.live_migration_rollback.end", f"nova-compute:{gated_host}"),
+        ("instance.live_migration_rollback_dest.start", f"nova-compute:{target}"),
+        ("instance.live_migration_rollback_dest.end", f"nova-compute:{target}"),
+    }
+
+
+def _updates(memory: MemoryDriver) -> list[dict[str, Any]]:
+    return [dict(s.message) for s in memory.sent if s.message["event_type"] == "instance.update"]
+
+
+def test_api_saves_send_instance_update(cloud: Cloud) -> None:
+    """The API setting an action's task state (stop, then rename) sends instance.update as
+    Nova's Instance.save in nova-api: publisher nova-compute:<the API's host>, the request's
+    user as initiator; the rename carries old_display_name."""
+    sid = cloud.boot("upd-1")["id"]
+    assert cloud.wait(sid)["status"] == "ACTIVE"
+    memory = MemoryDriver()
+    notifier = Notifier(drivers=(memory,), notification_format="both",
+                        notify_on_state_change="vm_and_task_state")  # fmt: skip
+    cloud.services.notifier = notifier.prepare("nova-api", "api-host")
+    assert cloud.api.post(f"/v2.1/servers/{sid}/action", {"os-stop": None}).status_code == 202
+    renamed = cloud.api.put(f"/v2.1/servers/{sid}", {"server": {"name": "upd-2"}})
+    assert renamed.status_code == 200, renamed.text
+    updates = _updates(memory)
+    versioned = [u for u in updates if "nova_object.data" in u["payload"]]
+    legacy = [u for u in memory.sent if u.message["event_type"] == "compute.instance.update"]
+    assert len(versioned) == 2 and len(legacy) == 2
+    for message in versioned:
+        assert_matches(message, "instance-update")
+        assert message["publisher_id"] == "nova-compute:api-host"
+        assert message["payload"]["nova_object.data"]["action_initiator_user"] is not None
+    stop = versioned[0]["payload"]["nova_object.data"]["state_update"]["nova_object.data"]
+    assert (stop["old_task_state"], stop["new_task_state"]) == (None, "powering-off")
+    rename = versioned[1]["payload"]["nova_object.data"]
+    assert (rename["old_display_name"], rename["display_name"]) == ("upd-1", "upd-2")
+    assert legacy[0].message["publisher_id"] == "compute.api-host"
+    assert legacy[0].message["payload"]["new_task_state"] == "powering-off"
+
+
+def test_conductor_saves_send_instance_update(cloud: Cloud) -> None:
+    """A live migration nobody can host: the conductor puts the task state back and Nova's
+    save notifies from the conductor's host."""
+    server_id, _source = _booted(cloud)
+    memory = MemoryDriver()
+    _listen(cloud, memory)
+    conductor = cloud.roles.conductor
+    assert conductor is not None
+    notifier = Notifier(drivers=(memory,), notification_format="versioned",
+                        notify_on_state_change="vm_and_task_state")  # fmt: skip
+    conductor.deps.notifier = notifier.prepare("nova-conductor", "conductor-host")
+    _live(cloud, server_id, {"host": None, "block_migration": "auto"}, "2.68")
+    _wait_migration(cloud, server_id, "error")
+    _until(lambda: bool(_updates(memory)), "the conductor's instance.update")
+    (update,) = _updates(memory)
+    assert_matches(update, "instance-update")
+    assert update["publisher_id"] == "nova-compute:conductor-host"
+    states = update["payload"]["nova_object.data"]["state_update"]["nova_object.data"]
+    assert (states["old_task_state"], states["new_task_state"]) == ("migrating", None)
 
 
 def test_evacuation_notifies_from_the_destination(cloud: Cloud) -> None:

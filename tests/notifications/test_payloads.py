@@ -119,6 +119,8 @@ ACTIONS = [
     ("volume_swap", ("start", "end", "error")),
     ("live_migration_post", ("start", "end")),
     ("live_migration_post_dest", ("start", "end")),
+    ("live_migration_pre", ("start", "end")),
+    ("live_migration_rollback_dest", ("start", "end")),
     ("live_migration_rollback", ("start", "end")),
     ("live_migration_abort", ("start", "end")),
     ("live_migration_force_complete", ("start", "end")),
