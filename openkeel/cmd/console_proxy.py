@@ -2,12 +2,16 @@
 process, as Nova's nova-novncproxy and nova-serialproxy), and the same proxies started beside
 the API by the all-in-one.
 
+SIGTERM (or SIGINT) stops a proxy process gracefully (decision 0066): no new connections, the
+open console sessions go on for up to the work's time, then are closed; exit 0.
+
 A proxy reads console tokens from the cell databases (found through the API DB's cell
 mappings) and asks the server's compute host over RPC whether the console port still holds.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import socket
@@ -25,6 +29,7 @@ from openkeel.cmd import logs, preflight
 from openkeel.console_proxy.app import ConsoleProxyApp
 from openkeel.console_proxy.authorization import ConsoleAuthorizer
 from openkeel.rpc.clients.compute import ComputeRpcClient
+from openkeel.runtime.shutdown import ShutdownSignals, SignalledServer
 from openkeel.virt.loading import console_opener
 
 LOG = logging.getLogger(__name__)
@@ -101,16 +106,49 @@ class _TlsConfig(uvicorn.Config):
         self.ssl = self._tls.context()
 
 
-def proxy_server(app: ConsoleProxyApp, tls: Tls | None = None) -> uvicorn.Server:
-    """A uvicorn server for a proxy app (websockets from the ``websockets`` package)."""
+class DrainingProxyServer(SignalledServer):
+    """A proxy's server stopped by the process's signals: it stops accepting at once, lets the
+    open console sessions go on until they end or the work's time (``manager_shutdown_timeout``
+    within ``graceful_shutdown_timeout``) passes, then closes those left (websocket close 1012,
+    "service restart", as uvicorn does) and returns. uvicorn alone would close every session
+    at the signal."""
+
+    def __init__(self, config: uvicorn.Config, signals: ShutdownSignals) -> None:
+        super().__init__(config, signals)
+        self._signals = signals
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        for server in self.servers:
+            server.close()
+        for sock in sockets or []:
+            sock.close()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self._signals.work_left()
+        if self.server_state.connections:
+            LOG.info("Waiting up to %.0f s for %d console session(s) to end",
+                     self._signals.work_left(), len(self.server_state.connections))  # fmt: skip
+        while self.server_state.connections and loop.time() < deadline and not self.force_exit:
+            await asyncio.sleep(0.1)  # uvicorn's own drain polls the same way
+        if self.server_state.connections:
+            LOG.info("Closing %d console session(s) still open", len(self.server_state.connections))  # fmt: skip
+        await super().shutdown(sockets=None)
+
+
+def proxy_server(
+    app: ConsoleProxyApp, tls: Tls | None = None, signals: ShutdownSignals | None = None
+) -> uvicorn.Server:
+    """A uvicorn server for a proxy app (websockets from the ``websockets`` package); with
+    ``signals``, one that drains its sessions when they stop the process."""
     options: dict[str, object] = dict(
         loop="asyncio", ws="websockets-sansio", lifespan="off", log_level="warning",
         log_config=None, access_log=False,
         # noVNC keeps one websocket per console; pings keep idle consoles from being cut.
         ws_ping_interval=20.0,
+        # after the sessions' drain: how long their relays get to end once closed
+        timeout_graceful_shutdown=5,
     )  # fmt: skip
     config = uvicorn.Config(app, **options) if tls is None else _TlsConfig(app, tls, **options)  # type: ignore[arg-type]
-    return uvicorn.Server(config)
+    return uvicorn.Server(config) if signals is None else DrainingProxyServer(config, signals)
 
 
 @dataclass
@@ -157,6 +195,7 @@ def run(kind: str, config_files: Sequence[str]) -> int:
 
     conf = preflight.load_config(config_files)
     logs.setup(conf, f"openkeel-{kind}")
+    signals = ShutdownSignals.from_conf(conf).install()
     if not conf.api_database.connection:
         raise preflight.StartupError("[api_database] connection is required")
     api_db = preflight.connected_engine(conf.api_database.connection, "[api_database] connection")
@@ -168,6 +207,9 @@ def run(kind: str, config_files: Sequence[str]) -> int:
             transport = get_transport(conf.transport_url, exchange=conf.control_exchange)
             stack.callback(transport.close)
             app = proxy_app(conf, kind, cell_dbs, ComputeRpcClient(transport))
-            server = proxy_server(app, tls_settings(conf))
-        server.run(sockets=[sock])
+            server = proxy_server(app, tls_settings(conf), signals)
+        if not signals.requested.is_set():  # a signal during start-up: nothing to serve
+            server.run(sockets=[sock])
+    signals.finished()
+    LOG.info("OpenKeel %s stopped", kind)
     return 0

@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import signal
 import subprocess
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from tests.db.backends import DatabaseFactory, database_factory
 from tests.e2e.conftest import _free_port
@@ -186,6 +188,64 @@ def test_every_role_and_the_api_exit_0_on_sigterm(
         assert statuses == dict.fromkeys(cloud.processes, 0), {
             name: cloud.processes[name].notable_lines() for name, code in statuses.items() if code
         }
+
+
+# Longer than detecting the call, signalling and probing the closed port together.
+UPTIME_SECONDS = "8"
+UPTIME_CALLS = 'openkeel_rpc_messages_total{kind="call",method="get_host_uptime",topic="compute"}'
+
+
+def _uptime_calls(url: str) -> float:
+    with httpx.Client(base_url=url, timeout=10) as fresh:
+        for line in fresh.get("/metrics").text.splitlines():
+            if line.startswith(UPTIME_CALLS):
+                return float(line.split()[-1])
+    return 0.0
+
+
+def test_the_api_answers_the_request_in_flight_refuses_new_ones_and_exits_0(
+    tmp_path: Path, database_factory: DatabaseFactory
+) -> None:
+    """SIGTERM while a request waits on compute (a hypervisor's uptime, the host's answer
+    paced to take seconds): the port closes at once (a new connection is refused), the request
+    in flight gets its real answer, then the process exits 0."""
+    delays = {"operation_delays": f"get_host_uptime:{UPTIME_SECONDS}"}
+    with (
+        scaled_out(tmp_path, database_factory, fake_driver=delays) as cloud,
+        httpx.Client(base_url=cloud.url, headers=ADMIN, timeout=60) as api,
+    ):
+        (hypervisor,) = api.get("/v2.1/os-hypervisors").json()["hypervisors"]
+        answers: list[httpx.Response | BaseException] = []
+
+        def ask() -> None:
+            try:
+                answers.append(api.get(f"/v2.1/os-hypervisors/{hypervisor['id']}/uptime"))
+            except BaseException as exc:  # reported by the assertion below
+                answers.append(exc)
+
+        asking = threading.Thread(target=ask, name="uptime-request")
+        asking.start()
+        deadline = time.monotonic() + 30
+        while _uptime_calls(cloud.url) < 1:  # the API has sent the call to compute
+            assert time.monotonic() < deadline, "the uptime request never reached compute"
+            time.sleep(0.05)  # polling a process we started, bounded by the deadline
+        api_process = cloud.processes["api"]
+        assert api_process.proc is not None
+        api_process.proc.send_signal(signal.SIGTERM)
+        api_process.wait_ready("received: stopping")
+        with pytest.raises(httpx.ConnectError):
+            httpx.get(f"{cloud.url}/v2.1/", timeout=5)
+        assert not answers, "the request was answered before the port was closed"
+        assert api_process.proc.poll() is None, "the API exited with a request in flight"
+        asking.join(timeout=EXIT_BOUND)
+        status = _signal(api_process)
+        (answer,) = answers
+        assert isinstance(answer, httpx.Response), repr(answer)
+        assert answer.status_code == 200, answer.text
+        uptime = answer.json()["hypervisor"]
+        assert (uptime["id"], uptime["hypervisor_hostname"]) == (hypervisor["id"], hypervisor["hypervisor_hostname"])  # fmt: skip
+        assert uptime["uptime"]
+        assert status == 0, api_process.notable_lines()
 
 
 def _wait_gone(api: httpx.Client, uuid: str) -> None:
