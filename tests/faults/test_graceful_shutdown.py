@@ -13,14 +13,18 @@ in-process bus) finishes a spawn in progress too. Afterwards the invariants of
 from __future__ import annotations
 
 import signal
+import socket
 import subprocess
 import threading
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
+from websockets.exceptions import ConnectionClosed
+from websockets.sync.client import connect
 
 from tests.db.backends import DatabaseFactory, database_factory
 from tests.e2e.conftest import _free_port
@@ -246,6 +250,84 @@ def test_the_api_answers_the_request_in_flight_refuses_new_ones_and_exits_0(
         assert (uptime["id"], uptime["hypervisor_hostname"]) == (hypervisor["id"], hypervisor["hypervisor_hostname"])  # fmt: skip
         assert uptime["uptime"]
         assert status == 0, api_process.notable_lines()
+
+
+# How long a console session may go on once its proxy is stopping (the proxy's
+# manager_shutdown_timeout); long enough to use the session after the signal.
+DRAIN_SECONDS = 6
+
+
+def _listening(port: int, process: Process) -> None:
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=2).close()
+            return
+        except OSError:
+            assert process.exited() is None, process.log_path.read_text()[-3000:]
+            assert time.monotonic() < deadline, f"{process.name} never listened"
+            time.sleep(0.1)  # polling a process we started, bounded by the deadline
+
+
+def _echoed(ws: Any, text: bytes) -> None:
+    """The guest's serial line echoes what is typed: read until ``text`` comes back."""
+    ws.send(text)
+    seen = b""
+    deadline = time.monotonic() + 20
+    while text not in seen:
+        assert time.monotonic() < deadline, f"never echoed {text!r}: {seen[-200:]!r}"
+        frame = ws.recv(timeout=10)
+        seen += frame if isinstance(frame, bytes) else frame.encode()
+
+
+def test_a_console_proxy_lets_open_sessions_end_then_closes_them_and_exits_0(
+    tmp_path: Path, database_factory: DatabaseFactory
+) -> None:
+    """SIGTERM to ``openkeel serialproxy`` with a console session open: new connections are
+    refused at once, the open session still carries the guest's serial line, then it is closed
+    (1012, service restart) once the drain time passes, and the process exits 0."""
+    serial = {"enabled": "true"}
+    with (
+        scaled_out(tmp_path, database_factory, serial_console=serial) as cloud,
+        httpx.Client(base_url=cloud.url, headers=ADMIN, timeout=30) as api,
+    ):
+        create_flavors(api)
+        uuid = _boot(api, "console")
+        _wait_for(api, uuid, status="ACTIVE")
+        port = _free_port()
+        own = nova_conf(
+            tmp_path / "serialproxy.conf",
+            DEFAULT={"manager_shutdown_timeout": str(DRAIN_SECONDS)},
+            serial_console={"enabled": "true", "serialproxy_host": "127.0.0.1",
+                            "serialproxy_port": str(port)},
+        )  # fmt: skip
+        proxy = Process("serialproxy", ["serialproxy", "--config-file", str(tmp_path / "nova.conf"),
+                                        "--config-file", str(own)], tmp_path / "serialproxy.log")  # fmt: skip
+        cloud.processes["serialproxy"] = proxy
+        proxy.start()
+        _listening(port, proxy)
+        body = {"remote_console": {"protocol": "serial", "type": "serial"}}
+        answer = api.post(f"/v2.1/servers/{uuid}/remote-consoles", json=body,
+                          headers={"OpenStack-API-Version": "compute 2.6"})  # fmt: skip
+        assert answer.status_code == 200, answer.text
+        token = parse_qs(urlsplit(answer.json()["remote_console"]["url"]).query)["token"][0]
+        url = f"ws://127.0.0.1:{port}/?token={token}"
+        with connect(url, open_timeout=10, subprotocols=["binary"]) as ws:  # type: ignore[list-item]
+            _echoed(ws, b"before\r")
+            assert proxy.proc is not None
+            signalled = time.monotonic()
+            proxy.proc.send_signal(signal.SIGTERM)
+            proxy.wait_ready("received: stopping")
+            with pytest.raises(OSError):
+                socket.create_connection(("127.0.0.1", port), timeout=2).close()
+            _echoed(ws, b"after\r")  # the open session goes on
+            with pytest.raises(ConnectionClosed) as closed:
+                while True:
+                    ws.recv(timeout=DRAIN_SECONDS * 5)
+            assert time.monotonic() - signalled >= DRAIN_SECONDS - 1
+            assert closed.value.rcvd is not None and closed.value.rcvd.code == 1012
+        assert _signal(proxy) == 0, proxy.notable_lines()
+        del cloud.processes["serialproxy"]
 
 
 def _wait_gone(api: httpx.Client, uuid: str) -> None:
