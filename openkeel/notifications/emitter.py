@@ -253,14 +253,20 @@ class Notifier:
         )
 
     def instance_update(
-        self, before: Instance, after: Instance, initiator: Initiator, audit_period: AuditPeriod
+        self,
+        before: Instance,
+        after: Instance,
+        initiator: Initiator,
+        audit_period: AuditPeriod,
+        *,
+        always: bool = False,
     ) -> None:
         """``instance.update`` of a save that turned ``before`` into ``after``, as Nova's
         ``send_update``: nothing unless ``[notifications] notify_on_state_change`` is set (or
         nothing changed); the old and new states when the vm state changed (or the task
         state, with ``vm_and_task_state``), else the current states on both sides."""
-        if self.notify_on_state_change is None or before == after:
-            return
+        if not always and (self.notify_on_state_change is None or before == after):
+            return  # (``always``: Nova's send_instance_update_notification, server tags)
         if _state_changed(self.notify_on_state_change, before, after):
             old_state, old_task_state = before.vm_state, before.task_state
         else:

@@ -125,6 +125,22 @@ def test_api_saves_send_instance_update(cloud: Cloud) -> None:
     assert legacy[0].message["payload"]["new_task_state"] == "powering-off"
 
 
+def test_server_tags_send_instance_update_from_the_api(cloud: Cloud) -> None:
+    """Nova's server tags API sends instance.update with the tags, publisher nova-api, even
+    without notify_on_state_change."""
+    sid = cloud.boot("tagged")["id"]
+    assert cloud.wait(sid)["status"] == "ACTIVE"
+    memory = MemoryDriver()
+    notifier = Notifier(drivers=(memory,), notification_format="versioned")
+    cloud.services.notifier = notifier.prepare("nova-api", "api-host")
+    answer = cloud.api.put(f"/v2.1/servers/{sid}/tags/some-tag", None, version="2.26")
+    assert answer.status_code == 201, answer.text
+    (update,) = _updates(memory)
+    assert_matches(update, "instance-update-tags-action")
+    assert update["publisher_id"] == "nova-api:api-host"
+    assert update["payload"]["nova_object.data"]["tags"] == ["some-tag"]
+
+
 def test_conductor_saves_send_instance_update(cloud: Cloud) -> None:
     """A live migration nobody can host: the conductor puts the task state back and Nova's
     save notifies from the conductor's host."""

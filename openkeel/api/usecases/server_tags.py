@@ -17,6 +17,7 @@ import sqlalchemy as sa
 
 from openkeel.api.context import RequestContext
 from openkeel.api.services import ApiServices
+from openkeel.api.usecases.instance_saves import saves_notifier
 from openkeel.db.engine import reader
 from openkeel.db.repositories import build_requests, instance_mappings, instances
 from openkeel.db.repositories import instance_metadata as repo
@@ -24,6 +25,7 @@ from openkeel.db.repositories.instance_mappings import InstanceMapping
 from openkeel.domain.errors import Invalid, NotFound
 from openkeel.domain.instances import Instance, InstanceNotFound
 from openkeel.domain.states import InstanceInvalidState, VmState
+from openkeel.notifications.instance_payloads import Initiator
 
 POLICY = "os_compute_api:os-server-tags:%s"
 MAX_TAG_COUNT = 50
@@ -114,7 +116,23 @@ class ServerTagService:
             self._gate(self._visible(request.instance), action)
         with self._engine(mapping).begin() as conn:
             self._gate(self._visible(instances.get(conn, server_id)), action)
-            return fn(conn)
+            done = fn(conn)
+        self._notify(mapping)
+        return done
+
+    def _notify(self, mapping: InstanceMapping) -> None:
+        """``instance.update`` with the new tags, as Nova's server tags API sends it
+        (``send_instance_update_notification``, publisher ``nova-api``), whatever
+        ``notify_on_state_change`` says."""
+        notifier = self._services.notifier
+        if not notifier.enabled:
+            return
+        with self._engine(mapping).connect() as conn:
+            inst = instances.get(conn, mapping.instance_uuid)
+        ctx = self._context
+        who = Initiator(ctx.request_id, ctx.user_id, ctx.project_id)
+        period = saves_notifier(self._services, ctx).audit_period()
+        notifier.prepare("nova-api", notifier.host).instance_update(inst, inst, who, period, always=True)  # fmt: skip
 
     @staticmethod
     def _gate(inst: Instance, action: str) -> None:
