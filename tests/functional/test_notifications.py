@@ -173,6 +173,8 @@ def test_evacuation_notifies_from_the_destination(cloud: Cloud) -> None:
     _force_down(cloud, source_host)
     assert _evacuate(cloud, sid, {}).status_code == 200
     assert cloud.wait(sid)["status"] == "ACTIVE"
+    # ACTIVE is saved before rebuild.end is sent, and on RabbitMQ it arrives later still
+    _until(lambda: len(memory.sent) >= 4, "the rebuild's end notification")
     sent = [s.message for s in memory.sent]
     for message in sent:
         assert_matches(message, message["event_type"].replace(".", "-"))
