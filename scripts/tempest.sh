@@ -8,9 +8,13 @@
 # temporary data dir with [api] auth_strategy = keystone; writes a tempest.conf (dynamic
 # credentials from the Keystone admin, one worker, the features the all-in-one offers: two
 # hosts, resize, cold and live migration, its image API registered in Keystone's catalog, its
-# network service (Nova's network proxies and floating IPs on its public network); no volume
-# service yet); runs
+# network service (Nova's network proxies and floating IPs on its public network), its volume
+# service (Cinder v3 under /volume)); runs
 # `tempest run --regex REGEX`; prints the totals and the failures grouped by their cause.
+# TEMPEST_VOLUME=cinder uses the real Cinder of scripts/start-cinder.sh (in Keystone's catalog as
+# volumev3) as the all-in-one's volume backend; by default its embedded volume API serves, listed
+# in the catalog under its own type (openkeel-volumev3, so that a real Cinder's volumev3
+# entries, if any, do not hide it).
 # TEMPEST_IDENTITY=embedded runs the all-in-one on its own identity service instead (tempest's
 # dynamic credentials then create their projects and users there; no Keystone needed).
 # Not part of scripts/test.sh (a full run takes long); the work dir is kept for inspection.
@@ -28,6 +32,9 @@ mkdir -p "$WORK"
 log() { printf '[tempest.sh] %s\n' "$*"; }
 
 IDENTITY=${TEMPEST_IDENTITY:-keystone}
+VOLUME=${TEMPEST_VOLUME:-embedded}
+VOLUME_TYPE=openkeel-volumev3
+NETWORK_TYPE=openkeel-network  # the same for its network API (a real Neutron may be listed)
 [ -x "$BIN/tempest" ] || { echo "tempest is not installed: pip install -e '.[oracle]'" >&2; exit 1; }
 if [ "$IDENTITY" = embedded ]; then
     KS=${COMPUTE_URL%/v2.1}/identity
@@ -41,6 +48,8 @@ fi
 
 if [ "$IDENTITY" = embedded ]; then
     : >"$WORK/openkeel.conf"
+    VOLUME_TYPE=volumev3  # the embedded identity service's catalog lists them so
+    NETWORK_TYPE=network
 else
     cat >"$WORK/openkeel.conf" <<CONF
 [api]
@@ -54,6 +63,23 @@ project_name = admin
 user_domain_id = default
 project_domain_id = default
 CONF
+    if [ "$VOLUME" = cinder ]; then
+        bash "$ROOT/scripts/start-cinder.sh"
+        VOLUME_TYPE=volumev3
+        cat >>"$WORK/openkeel.conf" <<CONF
+[openkeel_volume]
+backend = cinder
+[cinder]
+auth_type = password
+auth_url = $KS/v3
+username = cinder
+password = ${CINDER_SERVICE_PASSWORD:-cinder-secret}
+project_name = service
+user_domain_name = Default
+project_domain_name = Default
+os_region_name = RegionOne
+CONF
+    fi
 fi
 log "all-in-one in $WORK/data (log: $WORK/data/openkeel.log)"
 "$PY" -m openkeel.cmd.main all-in-one --data-dir "$WORK/data" --port "$PORT" \
@@ -71,27 +97,36 @@ fi
 TOKEN=$(curl -si "$KS/v3/auth/tokens" -H 'Content-Type: application/json' \
     -d "{\"auth\":{\"identity\":{\"methods\":[\"password\"],\"password\":{\"user\":{\"name\":\"admin\",\"domain\":{\"id\":\"default\"},\"password\":\"$ADMIN_PASSWORD\"}}},\"scope\":{\"project\":{\"name\":\"admin\",\"domain\":{\"id\":\"default\"}}}}}" \
     | awk -F': ' 'tolower($1)=="x-subject-token"{print $2}' | tr -d '\r')
-IMAGE=$(curl -s -H "X-Auth-Token: $TOKEN" \
-    -H "OpenStack-API-Version: compute 2.1" "$COMPUTE_URL/images" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["images"][0]["id"])')
+# The image the tests boot: one with data (tests copy its bytes into images of their own; the
+# all-in-one's seeded cirros entry names data it does not hold).
+head -c 1048576 /dev/urandom >"$WORK/disk.raw"
+IMAGE=$(curl -s -H "X-Auth-Token: $TOKEN" -H 'Content-Type: application/json' \
+    -d '{"name": "tempest-disk", "disk_format": "raw", "container_format": "bare", "visibility": "public"}' \
+    "${COMPUTE_URL%/v2.1}/image/v2/images" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+curl -sf -X PUT -H "X-Auth-Token: $TOKEN" -H 'Content-Type: application/octet-stream' \
+    --data-binary @"$WORK/disk.raw" "${COMPUTE_URL%/v2.1}/image/v2/images/$IMAGE/file"
 # The all-in-one's external network (its floating IP pool), for the floating IP tests.
 PUBLIC=$(curl -s -H "X-Auth-Token: $TOKEN" "${COMPUTE_URL%/v2.1}/networking/v2.0/networks?name=public" \
     | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["networks"][0]["id"])')
 
-# The all-in-one's image API (Glance v2 under /image) and network API (Neutron v2.0 under
-# /networking) in Keystone's catalog for this run; the services are removed again at exit (the
-# Keystone tests expect a catalog without them).
+# The all-in-one's image API (Glance v2 under /image), network API (Neutron v2.0 under
+# /networking) and volume API (Cinder v3 under /volume/v3) in Keystone's catalog for this run;
+# the services are removed again at exit (the Keystone tests expect a catalog without them).
 catalog() {
-    "$PY" - "$KS/v3" "$ADMIN_PASSWORD" "${COMPUTE_URL%/v2.1}/image" "$1" <<'PYEOF'
+    "$PY" - "$KS/v3" "$ADMIN_PASSWORD" "${COMPUTE_URL%/v2.1}/image" "$1" "$VOLUME" <<'PYEOF'
 import sys
 from keystoneauth1 import session
 from keystoneauth1.identity import v3
-url, password, image_url, what = sys.argv[1:]
+url, password, image_url, what, volume = sys.argv[1:]
 ks = session.Session(auth=v3.Password(auth_url=url, username="admin", password=password,
                                       project_name="admin", user_domain_id="default",
                                       project_domain_id="default"))
-network_url = image_url.removesuffix("/image") + "/networking"
-for kind, name, where in (("image", "openkeel-image", image_url),
-                          ("network", "openkeel-network", network_url)):
+base = image_url.removesuffix("/image")
+services = [("image", "openkeel-image", image_url),
+            ("openkeel-network", "openkeel-network", base + "/networking")]
+if volume == "embedded":
+    services.append(("openkeel-volumev3", "openkeel-volumev3", base + "/volume/v3"))
+for kind, name, where in services:
     for old in ks.get(f"{url}/services?type={kind}&name={name}").json()["services"]:
         ks.delete(f"{url}/services/{old['id']}")  # its endpoints go with it
     if what == "add":
@@ -141,15 +176,18 @@ resize = true
 cold_migration = true
 live_migration = true
 block_migration_for_live_migration = false
-console_output = false
+console_output = true
 vnc_console = true
-interface_attach = false
+interface_attach = true
 snapshot = true
 suspend = true
 pause = true
 shelve = true
-rescue = false
-change_password = false
+rescue = true
+stable_rescue = true
+change_password = true
+attach_encrypted_volume = false
+swap_volume = true
 personality = false
 [image]
 image_path =
@@ -158,9 +196,12 @@ import_image = false
 [service_available]
 glance = true
 neutron = true
-cinder = false
+cinder = true
 swift = false
+[volume]
+catalog_type = $VOLUME_TYPE
 [network]
+catalog_type = $NETWORK_TYPE
 public_network_id = $PUBLIC
 floating_network_name = public
 [network-feature-enabled]
