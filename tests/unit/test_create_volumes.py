@@ -65,6 +65,9 @@ class _Services:
     class conf:
         max_local_block_devices = 3
 
+        class cinder:
+            cross_az_attach = True  # Nova's default: no zone check
+
 
 def _checker(volumes: _Volumes) -> MappingChecker:
     services = cast(ApiServices, _Services())

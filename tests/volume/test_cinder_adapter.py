@@ -354,11 +354,26 @@ def test_migrate_volume_completion_is_the_service_users(cinder: Cinder) -> None:
         cinder.adapter.migrate_volume_completion(cinder.demo, str(uuid.uuid4()), new.id, False)
 
 
+def _catalog_has_image_service() -> bool:
+    session = ksa_session.Session(auth=v3.Password(
+        auth_url=KEYSTONE_URL, username="cinder",
+        password=str(CINDER_OPTIONS["cinder.password"]), project_name="service",
+        user_domain_name="Default", project_domain_name="Default"))  # fmt: skip
+    catalog = session.auth.get_access(session).service_catalog
+    return bool(catalog.get_endpoints(service_type="image"))
+
+
 def test_reimage_is_cinders_os_reimage_at_3_68(cinder: Cinder) -> None:
     """Nova's reimage_volume reaches Cinder 29's os-reimage (at 3.44 the action is unknown:
     404 "The resource could not be found."): its schema takes the body, and Cinder looks the
     image up (in its catalog's image service) before anything else: an unknown image is
     its 404, the adapter's ImageNotFound, nothing changed."""
+    if not _catalog_has_image_service():
+        pytest.skip(
+            "Cinder looks the image up in its catalog's image service and Keystone lists none "
+            "(Cinder answers 500): register one, e.g. an all-in-one's /image as "
+            "scripts/tempest.sh does"
+        )
     made = cinder.volume()
     image = str(uuid.uuid4())
     with pytest.raises(ImageNotFound, match=f"Image {image} could not be found"):
