@@ -249,35 +249,30 @@ def post_live_migration_at_destination(
     host: ComputeHost, context: CallContext, uuid: str, block_migration: bool | None
 ) -> None:
     """Destination: take the guest over; the instance now lives here (raises on failure)."""
+
+    def take_over() -> None:
+        instance = host.records.get(uuid)
+        spec = replace(guest.instance_spec(host.conf, instance),
+                       block_devices=boot_volumes.attached(host, uuid))  # fmt: skip
+        host.driver.post_live_migration_at_destination(spec)
+        bind_ports(host, uuid, instance.project_id)
+        source = instance.host
+        node = host.driver.get_available_nodes()[0]
+        host.records.update(
+            uuid,
+            InstanceUpdate(
+                host=host.host, node=node, task_state=None,
+                power_state=power_state(host, instance),
+            ),
+            expected_task_state=TaskState.MIGRATING.value,
+        )  # fmt: skip
+        if source != host.host:
+            _drop_bindings(host, uuid, source)
+
     with host.locks.hold(uuid):
-        event = "compute_post_live_migration_at_destination"
-        host.records.event_start(uuid, context.request_id, event, host.host)
-        notifying.started(host, context, uuid, event)
-        failure: BaseException | None = None
-        try:
-            instance = host.records.get(uuid)
-            spec = replace(guest.instance_spec(host.conf, instance),
-                           block_devices=boot_volumes.attached(host, uuid))  # fmt: skip
-            host.driver.post_live_migration_at_destination(spec)
-            bind_ports(host, uuid, instance.project_id)
-            source = instance.host
-            node = host.driver.get_available_nodes()[0]
-            host.records.update(
-                uuid,
-                InstanceUpdate(
-                    host=host.host, node=node, task_state=None,
-                    power_state=power_state(host, instance),
-                ),
-                expected_task_state=TaskState.MIGRATING.value,
-            )  # fmt: skip
-            if source != host.host:
-                _drop_bindings(host, uuid, source)
-        except Exception as exc:
-            failure = exc
-            raise
-        finally:
-            notifying.finished(host, context, uuid, event, failure)
-            host.records.event_finish(uuid, context.request_id, event, failure)
+        _destination_step(
+            host, context, uuid, "compute_post_live_migration_at_destination", take_over
+        )
 
 
 def live_migration_abort(
