@@ -31,7 +31,7 @@ from openkeel.rpc.message import Target
 from openkeel.rpc.server import RpcServer, ServingRole
 from openkeel.rpc.transport import Transport
 from openkeel.runtime.clock import Clock, SystemClock
-from openkeel.runtime.periodic import PeriodicRunner
+from openkeel.runtime.periodic import PeriodicRunner, start_busy
 
 LOG = logging.getLogger(__name__)
 
@@ -43,6 +43,7 @@ class ConductorService(ServingRole):
     """One conductor."""
 
     periodic: PeriodicRunner
+    heartbeats: PeriodicRunner
 
     def __init__(
         self,
@@ -69,7 +70,10 @@ class ConductorService(ServingRole):
             notifier=notifier_from_conf(conf).prepare("nova-conductor", host or conf.host),
         )
         self.endpoint = ComputeTaskEndpoint(self.deps)
-        self.periodic = PeriodicRunner(self.deps.clock)
+        self.periodic = PeriodicRunner(self.deps.clock, "conductor-periodic")
+        # report_state on a thread of its own (Nova's timer): a long sweep over slow cell
+        # databases must not make the conductor look down.
+        self.heartbeats = PeriodicRunner(self.deps.clock, "conductor-heartbeat")
         self._started_at = self.deps.clock.now()
         # The nova-conductor service record (os-services) and its heartbeat.
         self.presence = (
@@ -91,12 +95,12 @@ class ConductorService(ServingRole):
         conf = self.deps.conf
         if self.presence is not None:
             self.presence.register()
-            self.periodic.add("report_state", self.presence.report, conf.report_interval)
+            self.heartbeats.add("report_state", self.presence.report, conf.report_interval)
         interval = int(conf.conductor.orphan_sweep_interval)
         if int(conf.conductor.build_request_timeout) > 0 and interval >= 0:
             self.periodic.add("sweep_orphaned_builds", self._sweep_stale, interval)
-        if background and self.periodic.tasks:
-            self.periodic.start()
+        if background:
+            start_busy(self.heartbeats, self.periodic)
         return self
 
     def sweep_orphans(self, created_before: datetime.datetime) -> None:

@@ -213,9 +213,11 @@ class _Periodic(Protocol):
 
 class ServingRole:
     """The graceful stop of a role served by one RPC server (conductor, scheduler): the
-    role sets ``periodic`` (its periodic runner) and ``_server`` (while it serves)."""
+    role sets ``periodic`` (its periodic runner), ``heartbeats`` (the runner of its
+    ``report_state``, a thread of its own as Nova's timer) and ``_server`` (while it serves)."""
 
     periodic: _Periodic
+    heartbeats: _Periodic
     _server: RpcServer | None
 
     @property
@@ -227,6 +229,7 @@ class ServingRole:
         """The first step of a graceful stop: no periodic task (heartbeat included: the
         service shows down after ``service_down_time``) and no new message."""
         self.periodic.stop()
+        self.heartbeats.stop()
         if self._server is not None:
             self._server.stop_listening()
 

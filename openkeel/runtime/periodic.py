@@ -117,3 +117,11 @@ class PeriodicRunner:
         thread, self._thread = self._thread, None
         if thread is not None:
             thread.join()
+
+
+def start_busy(*runners: PeriodicRunner) -> None:
+    """Start each runner that has tasks (a thread per runner: a role's heartbeat apart from
+    its other periodic tasks)."""
+    for runner in runners:
+        if runner.tasks:
+            runner.start()

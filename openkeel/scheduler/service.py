@@ -4,7 +4,7 @@
 ``SchedulerService(conf, transport, endpoint, host, service_db=..., clock=...)``; ``start()``
 records the service in ``service_db`` (when given), serves RPC and reports every
 ``report_interval`` (on a thread unless ``start(background=False)``: tests then call
-``periodic.run_due()``); ``stop()`` stops both.
+``heartbeats.run_due()``); ``stop()`` stops both.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from openkeel.db.service_presence import ServicePresence
 from openkeel.rpc.server import RpcServer, ServingRole
 from openkeel.rpc.transport import Transport
 from openkeel.runtime.clock import Clock, SystemClock
-from openkeel.runtime.periodic import PeriodicRunner
+from openkeel.runtime.periodic import PeriodicRunner, start_busy
 from openkeel.scheduler.endpoint import SchedulerEndpoint, serve
 
 BINARY = "nova-scheduler"
@@ -26,6 +26,7 @@ class SchedulerService(ServingRole):
     """One scheduler."""
 
     periodic: PeriodicRunner
+    heartbeats: PeriodicRunner
 
     def __init__(
         self,
@@ -42,7 +43,8 @@ class SchedulerService(ServingRole):
         self.endpoint = endpoint
         self.host = host
         clock = clock or SystemClock()
-        self.periodic = PeriodicRunner(clock)
+        self.periodic = PeriodicRunner(clock, "scheduler-periodic")
+        self.heartbeats = PeriodicRunner(clock, "scheduler-heartbeat")
         self.presence = (
             ServicePresence(service_db, host, BINARY, clock) if service_db is not None else None
         )
@@ -54,8 +56,8 @@ class SchedulerService(ServingRole):
             return self
         if self.presence is not None:
             self.presence.register()
-            self.periodic.add("report_state", self.presence.report, self.conf.report_interval)
+            self.heartbeats.add("report_state", self.presence.report, self.conf.report_interval)
         self._server = serve(self.transport, self.endpoint, self.host)
-        if background and self.periodic.tasks:
-            self.periodic.start()
+        if background:
+            start_busy(self.heartbeats, self.periodic)
         return self
