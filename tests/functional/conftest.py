@@ -151,11 +151,17 @@ class Cloud:
                 raise AssertionError(f"server {server_id} still {resp.status_code} {resp.text}")
             time.sleep(0.05)  # polling real asynchrony (RPC casts), bounded by the deadline
 
-    def events(self, server_id: str, action: str, version: str = "2.1") -> dict[str, Any]:
-        """The named instance action's events and results, once none is still running.
+    def events(
+        self, server_id: str, action: str, version: str = "2.1", *, eventless: bool = False
+    ) -> dict[str, Any]:
+        """The named instance action's events and results, once the action is over: its task
+        state cleared and no event still running.
 
         As in Nova, a role saves the instance (clearing its task state) before it finishes the
-        event, so a caller that saw the task state clear may briefly see the event running.
+        event, so a caller that saw the task state clear may briefly see the event running;
+        and between one role's event and the next role's (conductor, then compute) every
+        event may be finished while the task state is still set. ``eventless``: the action
+        is expected to have no event at all.
         """
         deadline = time.monotonic() + 30
         base = f"/v2.1/servers/{server_id}/os-instance-actions"
@@ -164,7 +170,11 @@ class Cloud:
             (found,) = [a for a in listed if a["action"] == action]
             detail = self.api.get(f"{base}/{found['request_id']}", version=version)
             events = {e["event"]: e["result"] for e in detail.json()["instanceAction"]["events"]}
-            if None not in events.values() or time.monotonic() > deadline:
+            server = self.api.get(f"/v2.1/servers/{server_id}", version="latest")
+            busy = server.status_code == 200 and server.json()["server"]["OS-EXT-STS:task_state"]
+            if ((events or eventless) and None not in events.values() and not busy) or (
+                time.monotonic() > deadline
+            ):
                 return events
             time.sleep(0.05)  # polling real asynchrony (RPC casts), bounded by the deadline
 
