@@ -82,6 +82,10 @@ class CandidateQuery:
     forbidden_aggregates: tuple[str, ...] = ()
     in_tree: str | None = None
     limit: int | None = None
+    # Suffixed (granular) groups: (suffix, resources, required traits), e.g. a port's.
+    groups: tuple[tuple[str, Mapping[str, int], tuple[str, ...]], ...] = ()
+    group_policy: str | None = None
+    same_subtree: tuple[tuple[str, ...], ...] = ()
 
     def to_params(self) -> list[tuple[str, str]]:
         params = [("resources", ",".join(f"{rc}:{n}" for rc, n in sorted(self.resources.items())))]
@@ -95,6 +99,14 @@ class CandidateQuery:
             params.append(("in_tree", self.in_tree))
         if self.limit is not None:
             params.append(("limit", str(self.limit)))
+        for suffix, resources, required in self.groups:
+            amounts = ",".join(f"{rc}:{n}" for rc, n in sorted(resources.items()))
+            params.append((f"resources{suffix}", amounts))
+            if required:
+                params.append((f"required{suffix}", ",".join(sorted(required))))
+        if self.group_policy is not None:
+            params.append(("group_policy", self.group_policy))
+        params.extend(("same_subtree", ",".join(sorted(s))) for s in self.same_subtree)
         return params
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -83,6 +83,10 @@ class ComputeHost:
     sleep: Callable[[float], None] = time.sleep
 
     def net_ref(
-        self, uuid: str, project_id: str, security_groups: tuple[str, ...] = ()
+        self,
+        uuid: str,
+        project_id: str,
+        security_groups: tuple[str, ...] = (),
+        provider_mapping: Mapping[str, tuple[str, ...]] | None = None,
     ) -> InstanceNetRef:
-        return InstanceNetRef(uuid, project_id, self.host, security_groups)
+        return InstanceNetRef(uuid, project_id, self.host, security_groups, provider_mapping)

@@ -22,6 +22,7 @@ from oslo_config import cfg
 from openkeel.clients.placement import PlacementClient
 from openkeel.clients.placement_models import Inventory as PlacementInventory
 from openkeel.compute import node_records
+from openkeel.domain.resource_requests import NET_BW_EGR, NET_BW_IGR, parse_bandwidth_inventory
 from openkeel.virt.driver import ComputeDriver
 from openkeel.virt.model import HostResources, InventoryPolicy, NodeInventory
 
@@ -165,8 +166,29 @@ class ResourceTracker:
             # out (a Kubernetes Node without ephemeral-storage has no DISK_GB to offer).
             if inv.total > 0
         }
-        if self.placement.get_inventories(state.uuid) != wanted:
-            self.placement.set_inventories(state.uuid, wanted)
-        traits = set(inventory.traits)
-        if self.placement.get_traits(state.uuid) != traits:
-            self.placement.set_traits(state.uuid, traits)
+        self._sync_provider(state.uuid, wanted, set(inventory.traits))
+        self._report_bandwidth(state)
+
+    def _sync_provider(
+        self, uuid: str, wanted: dict[str, PlacementInventory], traits: set[str]
+    ) -> None:
+        if self.placement.get_inventories(uuid) != wanted:
+            self.placement.set_inventories(uuid, wanted)
+        if self.placement.get_traits(uuid) != traits:
+            self.placement.set_traits(uuid, traits)
+
+    def _report_bandwidth(self, state: NodeState) -> None:
+        """The node's bandwidth providers of ``[openkeel_network] bandwidth_inventories``:
+        child providers as Neutron's agents report them (decision 0076)."""
+        for text in self.conf.openkeel_network.bandwidth_inventories:
+            item = parse_bandwidth_inventory(text)
+            if not item.serves(self.host):
+                continue
+            uuid = str(uuidlib.uuid5(uuidlib.UUID(state.uuid), f"bandwidth:{item.physnet}"))
+            name = f"{state.nodename}:OpenKeel bandwidth:{item.physnet}"
+            self.placement.ensure_provider(uuid, name, parent_uuid=state.uuid)
+            amounts = {NET_BW_EGR: item.egress_kbps, NET_BW_IGR: item.ingress_kbps}
+            wanted = {
+                rc: PlacementInventory(total=n, max_unit=n) for rc, n in amounts.items() if n > 0
+            }
+            self._sync_provider(uuid, wanted, set(item.traits()))

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from openkeel.clients.placement_models import Allocations
+from openkeel.domain.resource_requests import with_mappings
 
 
 @dataclass(frozen=True)
@@ -35,12 +36,25 @@ class SelectedHost:
             primitive=dict(data),
         )
 
-    def allocations(self) -> Allocations | None:
-        """The allocation request as Placement allocations (None when there is none)."""
+    def _body(self) -> Mapping[str, Any] | None:
         body = self.allocation_request
-        if body is None:
-            return None
         if isinstance(body, str):
             body = json.loads(body)
-        assert isinstance(body, Mapping)
+        assert body is None or isinstance(body, Mapping)
+        return body
+
+    def allocations(self) -> Allocations | None:
+        """The allocation request as Placement allocations (None when there is none)."""
+        body = self._body()
+        if body is None:
+            return None
         return {rp: dict(alloc["resources"]) for rp, alloc in body["allocations"].items()}
+
+    def fill_provider_mapping(self, spec: Mapping[str, Any]) -> dict[str, Any]:
+        """``spec`` with its ports' request groups mapped to the providers of this host's
+        allocation request (Nova's ``fill_provider_mapping``); unchanged without groups."""
+        groups = spec.get("requested_resources") or ()
+        body = self._body()
+        if not groups or body is None:
+            return dict(spec)
+        return {**spec, "requested_resources": with_mappings(groups, body.get("mappings") or {})}

@@ -169,6 +169,17 @@ NETWORK_OPTS = [
         help="External network (name or id) a floating IP comes from when no pool is asked "
         "(Nova's [neutron] default_floating_pool; the all-in-one's external network is public).",
     ),
+    cfg.ListOpt(
+        "bandwidth_inventories",
+        default=[],
+        help="Bandwidth resource providers each compute node reports into Placement, where "
+        "Neutron's agents would (decision 0076): entries "
+        "physnet:egress_kbps:ingress_kbps[:vnic_type+vnic_type][@host+host] (vnic types "
+        "default to normal; no @hosts: every host). Each becomes a child provider of the "
+        "node with NET_BW_EGR_KILOBIT_PER_SEC / NET_BW_IGR_KILOBIT_PER_SEC and the traits "
+        "CUSTOM_PHYSNET_<PHYSNET> and CUSTOM_VNIC_TYPE_<TYPE>, which ports with a QoS minimum "
+        "bandwidth rule ask for. The embedded network's flat networks are on physnet public.",
+    ),
 ]
 
 

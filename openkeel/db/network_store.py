@@ -25,6 +25,9 @@ from openkeel.db.network_tables import (
     networks_table,
     port_bindings_table,
     ports_table,
+    qos_bindings_table,
+    qos_policies_table,
+    qos_rules_table,
     security_group_rules_table,
     security_groups_table,
     subnets_table,
@@ -39,6 +42,9 @@ TABLES: dict[str, sa.Table] = {
     "security_groups": security_groups_table,
     "security_group_rules": security_group_rules_table,
     "floatingips": floating_ips_table,
+    "qos_policies": qos_policies_table,
+    "qos_rules": qos_rules_table,
+    "qos_bindings": qos_bindings_table,
 }
 # Columns stored as JSON text, with their empty value.
 _JSON: dict[str, Any] = {

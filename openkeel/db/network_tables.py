@@ -144,6 +144,45 @@ floating_ips_table = sa.Table(
     ),
 )
 
+# QoS (decision 0076): policies, their minimum bandwidth / packet rate rules, and which
+# network or port a policy is attached to (Neutron's qos_{network,port}_policy_bindings:
+# tables of their own, so the networks and ports tables keep their columns).
+qos_policies_table = sa.Table(
+    "openkeel_net_qos_policies",
+    metadata,
+    *_common(
+        sa.Column("shared", sa.Boolean, nullable=False, default=False),
+        sa.Column("is_default", sa.Boolean, nullable=False, default=False),
+    ),
+)
+qos_rules_table = sa.Table(
+    "openkeel_net_qos_rules",
+    metadata,
+    sa.Column("id", sa.String(36), primary_key=True),
+    sa.Column("qos_policy_id", sa.String(36), nullable=False, index=True),
+    # minimum_bandwidth / minimum_packet_rate
+    sa.Column("type", sa.String(32), nullable=False),
+    sa.Column("direction", sa.String(16), nullable=False),
+    sa.Column("min_kbps", sa.Integer),
+    sa.Column("min_kpps", sa.Integer),
+    sa.Column("created_at", sa.DateTime, nullable=False),
+    sa.Column("updated_at", sa.DateTime, nullable=False),
+    sa.Column("revision_number", sa.Integer, nullable=False, default=0),
+    sa.UniqueConstraint(
+        "qos_policy_id", "type", "direction", name="uniq_openkeel_net_qos_rules0kind"
+    ),
+)
+qos_bindings_table = sa.Table(
+    "openkeel_net_qos_bindings",
+    metadata,
+    # The network's or port's id.
+    sa.Column("id", sa.String(36), primary_key=True),
+    sa.Column("qos_policy_id", sa.String(36), nullable=False, index=True),
+    sa.Column("created_at", sa.DateTime, nullable=False),
+    sa.Column("updated_at", sa.DateTime, nullable=False),
+    sa.Column("revision_number", sa.Integer, nullable=False, default=0),
+)
+
 
 def install_tables(engine: sa.Engine) -> None:
     """Create the network tables that are missing."""

@@ -13,6 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from openkeel.domain.resource_requests import PortRequests, binding_allocation
+
 # network_info: a list of VIF dicts (Nova's network model, JSON-able)
 NetworkInfo = list[dict[str, Any]]
 
@@ -76,6 +78,22 @@ class InstanceNetRef:
     # The server's security groups by name or id (its ports get them; "default" is the
     # project's default group).
     security_groups: tuple[str, ...] = ()
+    # Request group (port id, or extended group id) -> resource providers of the server's
+    # allocation on ``host``: ports with a resource request get ``binding:profile.allocation``
+    # when bound (decision 0076). None: not known, the profile's allocation is left alone.
+    provider_mapping: Mapping[str, tuple[str, ...]] | None = None
+
+
+def profile_with_allocation(
+    instance: InstanceNetRef, port_id: str, resource_request: Any, profile: Any
+) -> dict[str, Any] | None:
+    """The port's ``binding:profile`` with the allocation of its resource request on the
+    instance's host (Nova's ``_get_binding_profile_allocation``); None: nothing to change (no
+    resource request, or no mapping known)."""
+    if not resource_request or instance.provider_mapping is None:
+        return None
+    allocation = binding_allocation(port_id, resource_request, instance.provider_mapping)
+    return {**(profile or {}), "allocation": allocation}
 
 
 @dataclass(frozen=True)
@@ -296,6 +314,12 @@ class NetworkAdapter(abc.ABC):
         from openkeel.network import errors
 
         raise errors.PortNotFound(port_id)
+
+    def port_resource_requests(self, requested: Sequence[RequestedNetwork]) -> PortRequests:
+        """The request groups of the requested ports' ``resource_request`` (QoS minimum
+        bandwidth / packet rate), for the scheduler (Nova's ``create_resource_requests``: only
+        ports given by the user; ports compute creates are not scheduled)."""
+        return PortRequests()
 
     @abc.abstractmethod
     def allocate_for_instance(

@@ -21,8 +21,15 @@ from oslo_config import cfg
 
 from openkeel.db.network_store import NetworkStore
 from openkeel.db.schema import api as api_tables
+from openkeel.domain.resource_requests import PortRequests, ports_requests
 from openkeel.network import errors, port_groups
-from openkeel.network.adapter import InstanceNetRef, NetworkInfo, RequestedNetwork
+from openkeel.network.adapter import (
+    InstanceNetRef,
+    NetworkInfo,
+    RequestedNetwork,
+    profile_with_allocation,
+)
+from openkeel.network.embedded import qos
 from openkeel.network.embedded.faults import NetworkFault
 from openkeel.network.embedded.service import Caller, NetworkService, Row
 from openkeel.network.flat_bindings import FlatPortBindings
@@ -177,7 +184,10 @@ class FlatNetwork(FlatProxies, FlatPortBindings):
     # --- a server's interfaces ------------------------------------------------------------------
 
     def instance_ports(self, instance_uuid: str) -> list[dict[str, Any]]:
-        return [_port_doc(p) for p in self.store.list("ports", device_id=instance_uuid)]
+        return [
+            {**_port_doc(p), "resource_request": qos.resource_request(self.service, p)}
+            for p in self.store.list("ports", device_id=instance_uuid)
+        ]
 
     def show_port(self, port_id: str) -> dict[str, Any]:
         port = self.store.get("ports", port_id)
@@ -317,11 +327,29 @@ class FlatNetwork(FlatProxies, FlatPortBindings):
         self.store.update("ports", port_id, {
             "device_id": instance.uuid, "device_owner": COMPUTE_OWNER, "status": "ACTIVE",
             "binding_host_id": instance.host or "", "device_tag": tag,
+            **self._allocation_update(instance, port),
         })  # fmt: skip
+
+    def _allocation_update(self, instance: InstanceNetRef, port: Row) -> dict[str, Any]:
+        """The binding profile with the allocation of the port's resource request on the
+        instance's host (decision 0076), or nothing to change."""
+        profile = profile_with_allocation(
+            instance, port["id"], qos.resource_request(self.service, port), port["binding_profile"]
+        )
+        return {} if profile is None else {"binding_profile": profile}
+
+    def port_resource_requests(self, requested: Sequence[RequestedNetwork]) -> PortRequests:
+        ports = [self._port(str(item.port_id), None) for item in requested if item.port_id]
+        return ports_requests(
+            {"id": p["id"], "resource_request": qos.resource_request(self.service, p)}
+            for p in ports
+        )
 
     def bind_to_host(self, instance: InstanceNetRef) -> NetworkInfo:
         for port in self.store.list("ports", device_id=instance.uuid):
-            self.store.update("ports", port["id"], {"binding_host_id": instance.host or ""})
+            self.store.update("ports", port["id"], {
+                "binding_host_id": instance.host or "", **self._allocation_update(instance, port)
+            })  # fmt: skip
         return self.get_instance_nw_info(instance)
 
     def deallocate_for_instance(self, instance: InstanceNetRef) -> None:

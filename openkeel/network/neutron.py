@@ -32,8 +32,15 @@ from typing import Any
 
 from oslo_config import cfg
 
+from openkeel.domain.resource_requests import PortRequests, ports_requests
 from openkeel.network import errors, port_groups
-from openkeel.network.adapter import InstanceNetRef, NetworkAdapter, NetworkInfo, RequestedNetwork
+from openkeel.network.adapter import (
+    InstanceNetRef,
+    NetworkAdapter,
+    NetworkInfo,
+    RequestedNetwork,
+    profile_with_allocation,
+)
 from openkeel.network.neutron_bindings import NeutronPortBindings
 from openkeel.network.neutron_client import Doc, NeutronClient, NeutronFault, load_adapter
 from openkeel.network.neutron_model import UNBOUND_TYPES, vif
@@ -372,7 +379,8 @@ class NeutronNetwork(NeutronProxies, NeutronPortBindings, NetworkAdapter):
         port = self._port(port_id, instance.project_id)
         if port.get("device_id") and port["device_id"] != instance.uuid:
             raise errors.PortInUse(port_id)
-        port = self.client.update("ports", port_id, self._binding(instance))
+        body = {**self._binding(instance), **_allocation_update(instance, port)}
+        port = self.client.update("ports", port_id, body)
         try:
             _check_bound(port, instance)
         except BaseException:
@@ -380,12 +388,21 @@ class NeutronNetwork(NeutronProxies, NeutronPortBindings, NetworkAdapter):
             raise
         return port
 
+    def port_resource_requests(self, requested: Sequence[RequestedNetwork]) -> PortRequests:
+        ports = [self._port(str(item.port_id), None) for item in requested if item.port_id]
+        return ports_requests(ports)
+
     def bind_to_host(self, instance: InstanceNetRef) -> NetworkInfo:
         """The server's ports bound to ``instance.host`` (unbound when None): a move's
         destination, or a shelve-offload."""
         ports = self.client.list("ports", {"device_id": instance.uuid})
         bound = [
-            self.client.update("ports", p["id"], {"binding:host_id": instance.host}) for p in ports
+            self.client.update(
+                "ports",
+                p["id"],
+                {"binding:host_id": instance.host, **_allocation_update(instance, p)},
+            )
+            for p in ports
         ]
         for port in bound:
             _check_bound(port, instance)
@@ -419,6 +436,15 @@ class NeutronNetwork(NeutronProxies, NeutronPortBindings, NetworkAdapter):
         ]  # fmt: skip
 
 
+def _allocation_update(instance: InstanceNetRef, port: Doc) -> Doc:
+    """``binding:profile`` with the allocation of the port's resource request on the
+    instance's host (decision 0076), or nothing to change."""
+    profile = profile_with_allocation(
+        instance, port["id"], port.get("resource_request"), port.get("binding:profile")
+    )
+    return {} if profile is None else {"binding:profile": profile}
+
+
 def _check_bound(port: Doc, instance: InstanceNetRef) -> None:
     """A port a host was asked for but no mechanism driver bound fails the build, as Nova's
     driver fails on a ``binding_failed`` VIF."""
@@ -443,4 +469,4 @@ def _port_doc(port: Doc) -> dict[str, Any]:
     return {"id": port["id"], "network_id": port["network_id"],
             "mac_address": port.get("mac_address"), "status": port.get("status"),
             "fixed_ips": port.get("fixed_ips") or [], "device_id": port.get("device_id"),
-            "tag": None}  # fmt: skip
+            "tag": None, "resource_request": port.get("resource_request")}  # fmt: skip

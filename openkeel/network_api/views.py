@@ -6,6 +6,7 @@ import datetime
 from typing import Any
 
 from openkeel.db.network_store import Row
+from openkeel.network.embedded import qos
 from openkeel.network.embedded.service import Caller, NetworkService
 
 
@@ -44,6 +45,7 @@ def network(row: Row, caller: Caller, service: NetworkService) -> dict[str, Any]
         "port_security_enabled": True,
         "is_default": False,
         "l2_adjacency": True,
+        "qos_policy_id": qos.policy_of(service, row["id"]),
     }
     if caller.is_admin:
         out.update({"provider:network_type": row["network_type"],
@@ -71,7 +73,7 @@ def subnet(row: Row) -> dict[str, Any]:
     }
 
 
-def port(row: Row, caller: Caller) -> dict[str, Any]:
+def port(row: Row, caller: Caller, service: NetworkService) -> dict[str, Any]:
     out = {
         **_standard(row),
         "network_id": row["network_id"],
@@ -88,8 +90,11 @@ def port(row: Row, caller: Caller) -> dict[str, Any]:
         "binding:vnic_type": row["binding_vnic_type"],
         "dns_name": "",
         "dns_assignment": [],
+        "qos_policy_id": qos.policy_of(service, row["id"]),
+        "qos_network_policy_id": qos.policy_of(service, row["network_id"]),
     }
     if caller.is_admin:
+        out["resource_request"] = qos.resource_request(service, row)
         bound = bool(row["binding_host_id"])
         out.update({"binding:host_id": row["binding_host_id"],
                     "binding:profile": row["binding_profile"],
@@ -140,3 +145,15 @@ def floating_ip(row: Row) -> dict[str, Any]:
     }
     del out["name"]
     return out
+
+
+def qos_policy(row: Row, service: NetworkService) -> dict[str, Any]:
+    rules = [qos_rule(r) for r in qos.rules_of(service, row["id"])]
+    return {**_standard(row), "shared": row["shared"], "is_default": row["is_default"],
+            "rules": rules}  # fmt: skip
+
+
+def qos_rule(row: Row) -> dict[str, Any]:
+    amount = qos.RULE_TYPES[row["type"]]
+    return {"id": row["id"], "qos_policy_id": row["qos_policy_id"], "type": row["type"],
+            "direction": row["direction"], amount: row[amount]}  # fmt: skip

@@ -6,8 +6,10 @@ volume), overridden by ``resources:X=N`` extra specs (0 drops the class); traits
 ``trait:X=required|forbidden`` extra specs and image properties (and ``traits_required``);
 ``member_of`` from the requested destination's aggregates and the zone's aggregates;
 ``in_tree`` for a single targeted node; compute nodes of disabled services are excluded
-through the COMPUTE_STATUS_DISABLED trait. Numbered groups (``resources1:``) are not
-supported and are ignored.
+through the COMPUTE_STATUS_DISABLED trait. Numbered groups of the flavor (``resources1:``)
+are not supported and are ignored; the ports' request groups (decision 0076) are suffixed
+groups named by their requester, with ``same_subtree`` and the flavor's ``group_policy``
+(``none`` when unset and there are two groups or more, as Nova defaults it).
 """
 
 from __future__ import annotations
@@ -74,6 +76,13 @@ def requested_traits(request: SchedulingRequest) -> tuple[tuple[str, ...], tuple
     return tuple(sorted(required)), tuple(sorted(forbidden - required))
 
 
+def _group_policy(request: SchedulingRequest) -> str | None:
+    policy = request.flavor.extra_specs.get("group_policy")
+    if policy in ("none", "isolate"):
+        return policy
+    return "none" if len(request.port_requests.groups) >= 2 else None
+
+
 def candidate_query(
     request: SchedulingRequest,
     *,
@@ -101,4 +110,9 @@ def candidate_query(
         forbidden_aggregates=destination.forbidden_aggregates if destination else (),
         in_tree=in_tree,
         limit=limit,
+        groups=tuple(
+            (g.requester_id, g.resources, g.required_traits) for g in request.port_requests.groups
+        ),
+        group_policy=_group_policy(request),
+        same_subtree=request.port_requests.same_subtree,
     )

@@ -16,6 +16,8 @@ Nova's ``nova_object.data`` envelopes unwrapped):
 - ``requested_destination``: ``{host, node, cell}`` (``cell`` a uuid or ``{uuid}``),
   ``aggregates``: ["a,b", "c"] (each entry: in one of those), ``forbidden_aggregates``
 - ``is_bfv``: boot from volume (no DISK_GB for the root disk)
+- ``requested_resources`` (ports' request groups) and ``request_level_params.same_subtree``
+  (``openkeel.domain.resource_requests``, decision 0076)
 
 Pure: used by ``openkeel.scheduler.selection``, filters and weighers.
 """
@@ -28,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from openkeel.domain.errors import Invalid
+from openkeel.domain.resource_requests import PortRequests
 from openkeel.notifications.envelope import unwrap
 
 REBUILD_HINT = "_nova_check_type"
@@ -98,6 +101,7 @@ class SchedulingRequest:
     force_nodes: tuple[str, ...] = ()
     requested_destination: RequestedDestination | None = None
     is_bfv: bool = False
+    port_requests: PortRequests = field(default_factory=PortRequests)
 
     @property
     def is_rebuild(self) -> bool:
@@ -211,4 +215,5 @@ def parse_request_spec(spec: Mapping[str, Any]) -> SchedulingRequest:
         force_nodes=_names(data.get("force_nodes")),
         requested_destination=_destination(data.get("requested_destination")),
         is_bfv=bool(data.get("is_bfv")),
+        port_requests=PortRequests.from_spec(data),
     )

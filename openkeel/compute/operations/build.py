@@ -21,7 +21,7 @@ from dataclasses import replace
 from typing import Any
 
 from openkeel import metrics
-from openkeel.compute import config_drive, guest, notifying
+from openkeel.compute import config_drive, guest, notifying, port_resources
 from openkeel.compute.host import ComputeHost
 from openkeel.compute.operations import boot_volumes
 from openkeel.compute.operations.outcome import GONE, free_allocations, set_error
@@ -92,7 +92,12 @@ def _build(host: ComputeHost, context: CallContext, args: BuildAndRunInstance) -
         expected_vm_state=VmState.BUILDING.value,
     )
     instance = _step(host, uuid, TaskState.NETWORKING, None)
-    ref = host.net_ref(uuid, instance.project_id, tuple(instance.security_groups))
+    ref = host.net_ref(
+        uuid,
+        instance.project_id,
+        tuple(instance.security_groups),
+        port_resources.from_spec(args.request_spec),
+    )
     network_info = host.network.allocate_for_instance(ref, parse_requested(args.requested_networks))
     # The network info is saved with the next state change (as Nova saves what the network
     # allocation changed with its block_device_mapping/spawning save): one write less.

@@ -9,6 +9,7 @@ import logging
 
 from openkeel.clients.image import Caller, ImageError, ImageNotFound
 from openkeel.clients.placement_errors import PlacementError
+from openkeel.compute import port_resources
 from openkeel.compute.host import ComputeHost
 from openkeel.domain.instances import (
     Instance,
@@ -26,12 +27,18 @@ LOG = logging.getLogger(__name__)
 GONE = (InstanceNotFound, UnexpectedDeletingTaskStateError)
 
 
-def bind_ports(host: ComputeHost, uuid: str, project_id: str, here: bool = True) -> Instance:
+def bind_ports(
+    host: ComputeHost, uuid: str, project_id: str, here: bool = True, consumer: str | None = None
+) -> Instance:
     """The server's ports bound to this host (``here``) or to none (an offload), as Nova's
-    ``setup_networks_on_host`` / ``migrate_instance_finish``; its network info saved."""
-    ref = host.net_ref(uuid, project_id)
-    if not here:
-        ref = dataclasses.replace(ref, host=None)
+    ``setup_networks_on_host`` / ``migrate_instance_finish``; its network info saved. Ports
+    with a resource request get the providers of the allocation of ``consumer`` (default the
+    server; a revert's is still the migration's) in their binding profile."""
+    if here:
+        mapping = port_resources.from_allocation(host, uuid, consumer or uuid)
+        ref = host.net_ref(uuid, project_id, provider_mapping=mapping)
+    else:
+        ref = dataclasses.replace(host.net_ref(uuid, project_id), host=None)
     return host.records.update(uuid, InstanceUpdate(network_info=host.network.bind_to_host(ref)))
 
 

@@ -125,7 +125,7 @@ def finish_revert_resize(
             ),
             expected_task_state=TaskState.RESIZE_REVERTING.value,
         )
-        bind_ports(host, uuid, instance.project_id)
+        bind_ports(host, uuid, instance.project_id, consumer=migration.uuid)
         spec = dataclasses.replace(
             flavored_spec(host, instance, old),
             block_devices=volume_moves.connect_here(host, context, uuid),

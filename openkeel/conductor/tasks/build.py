@@ -148,7 +148,9 @@ class ScheduleAndBuildTask:
             created,
             chosen,
             alternates,
-            request_spec=self._spec_for(self.uuids.index(instance.uuid)),
+            request_spec=chosen.fill_provider_mapping(
+                self._spec_for(self.uuids.index(instance.uuid))
+            ),
             filter_properties=self.deps.initial_filter_properties(chosen),
             image=self.args.image,
             admin_password=self.args.admin_password,
@@ -233,7 +235,7 @@ class RescheduleTask:
             instance,
             chosen,
             self.host_list,
-            request_spec=self.request_spec,
+            request_spec=chosen.fill_provider_mapping(self.request_spec),
             filter_properties=self.filter_properties,
             image=self.args.image,
             admin_password=self.args.admin_password,

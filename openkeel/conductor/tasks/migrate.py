@@ -74,6 +74,7 @@ class MigrateTask:
             SelectDestinations(spec, (self.uuid,), return_objects=True, return_alternates=True),
         )
         chosen = SelectedHost.from_primitive(_first(answer)[0])
+        spec = chosen.fill_provider_mapping(spec)
         to_destination = PrepResize(
             self.uuid, new_flavor.to_primitive(), self.migration.to_primitive(), chosen.node,
             image=spec.get("image") or {}, request_spec=spec, clean_shutdown=self.clean_shutdown,

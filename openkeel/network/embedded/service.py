@@ -96,7 +96,8 @@ class NetworkService:
         row = self.store.get(kind, ident)
         singular = {"networks": "network", "subnets": "subnet", "ports": "port",
                     "security_groups": "security_group", "floatingips": "floatingip",
-                    "security_group_rules": "security_group_rule"}[kind]  # fmt: skip
+                    "security_group_rules": "security_group_rule",
+                    "qos_policies": "qos_policy"}[kind]  # fmt: skip
         if row is None or not self._visible(caller, kind, row):
             raise not_found(singular, ident)
         return row
@@ -104,6 +105,8 @@ class NetworkService:
     def _visible(self, caller: Caller, kind: str, row: Row) -> bool:
         if kind == "networks":
             return self._visible_network(caller, row)
+        if kind == "qos_policies":
+            return self._owned(caller, row) or bool(row["shared"])
         if kind == "subnets":
             network = self.store.get("networks", row["network_id"])
             return self._owned(caller, row) or (

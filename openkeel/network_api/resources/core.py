@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from openkeel.network.embedded import qos
 from openkeel.network.embedded.faults import BadRequest
 from openkeel.network.embedded.service import Caller, NetworkService, Row
 from openkeel.network_api import views
@@ -57,9 +58,10 @@ KINDS = (
          "mtu": integer(68, 9216), "provider:network_type": string(32),
          "provider:physical_network": string(nullable=True),
          "provider:segmentation_id": integer(nullable=True), "port_security_enabled": boolean,
-         "availability_zone_hints": listing()},
+         "availability_zone_hints": listing(), "qos_policy_id": uuid_value(nullable=True)},
         (), lambda r, c, s: views.network(r, c, s),
-        NetworkService.create_network, NetworkService.update_network, NetworkService.delete_network,
+        qos.creating(NetworkService.create_network), qos.updating(NetworkService.update_network),
+        qos.deleting(NetworkService.delete_network),
     ),
     Kind(
         "subnets", "subnet",
@@ -79,9 +81,11 @@ KINDS = (
          "security_groups": listing(uuid_value()), "port_security_enabled": boolean,
          "allowed_address_pairs": listing(mapping), "binding:host_id": string(nullable=True),
          "binding:profile": anything, "binding:vnic_type": string(64),
-         "extra_dhcp_opts": listing(), "dns_name": string()},
-        ("network_id",), lambda r, c, s: views.port(r, c),
-        NetworkService.create_port, NetworkService.update_port, NetworkService.delete_port,
+         "extra_dhcp_opts": listing(), "dns_name": string(),
+         "qos_policy_id": uuid_value(nullable=True)},
+        ("network_id",), lambda r, c, s: views.port(r, c, s),
+        qos.creating(NetworkService.create_port), qos.updating(NetworkService.update_port),
+        qos.deleting(NetworkService.delete_port),
     ),
     Kind(
         "security_groups", "security_group",
@@ -111,6 +115,12 @@ KINDS = (
         ("floating_network_id",), lambda r, c, s: views.floating_ip(r),
         NetworkService.create_floating_ip, NetworkService.update_floating_ip,
         NetworkService.delete_floating_ip,
+    ),
+    Kind(
+        "qos_policies", "policy",
+        {**_STD, "shared": boolean, "is_default": boolean},
+        (), lambda r, c, s: views.qos_policy(r, s),
+        qos.create_policy, qos.update_policy, qos.delete_policy, path="qos/policies",
     ),
 )  # fmt: skip
 

@@ -9,6 +9,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from openkeel.domain.resource_requests import PortRequests
+
 
 @dataclass(frozen=True)
 class NetworkRequest:
@@ -66,6 +68,8 @@ class CreateServers:
     personality: tuple[tuple[str, str], ...] = ()
     requested_host: str | None = None
     requested_node: str | None = None
+    # The requested ports' resource requests (QoS), found while checking the networks.
+    port_requests: PortRequests = field(default_factory=PortRequests)
 
 
 @dataclass(frozen=True)

@@ -195,6 +195,7 @@ class ServerCreator:
         ctx = self._context
         scope = None if ctx.is_admin else ctx.project_id
         allowed = adapter.validate_networks(requested, cmd.max_count, scope)
+        cmd = dataclasses.replace(cmd, port_requests=adapter.port_resource_requests(requested))
         if allowed < cmd.max_count:
             return dataclasses.replace(cmd, max_count=max(allowed, cmd.min_count))
         return cmd

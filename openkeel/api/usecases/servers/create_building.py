@@ -188,6 +188,7 @@ def request_spec(
         security_groups=tuple(inst.security_groups),
         is_bfv=volume_backed or not cmd.image_ref,
         requested_networks=networks,
+        **cmd.port_requests.spec_fields(),
     )
 
 
