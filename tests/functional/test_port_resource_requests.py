@@ -54,7 +54,9 @@ def _qos_port(cloud: Cloud, kbps: int) -> dict[str, Any]:
         qos.create_rule(service, ADMIN, policy["id"], "minimum_bandwidth",
                         {"min_kbps": kbps, "direction": direction})  # fmt: skip
     return qos.creating(NetworkService.create_port)(
-        service, ADMIN, {"network_id": PRIVATE, "project_id": "admin", "qos_policy_id": policy["id"]}
+        service,
+        ADMIN,
+        {"network_id": PRIVATE, "project_id": "admin", "qos_policy_id": policy["id"]},
     )
 
 
@@ -88,7 +90,10 @@ def test_boot_allocates_bandwidth_and_names_its_provider(cloud: Cloud) -> None:
     server = _boot_with(cloud, port["id"])
     assert server["status"] == "ACTIVE", server
     (provider,) = _bandwidth_providers(cloud).values()
-    assert cloud.placement.get_traits(provider) == {"CUSTOM_PHYSNET_PUBLIC", "CUSTOM_VNIC_TYPE_NORMAL"}
+    assert cloud.placement.get_traits(provider) == {
+        "CUSTOM_PHYSNET_PUBLIC",
+        "CUSTOM_VNIC_TYPE_NORMAL",
+    }
     allocations = cloud.placement.get_allocations(server["id"]).allocations
     assert allocations[provider] == {NET_BW_EGR: 600, NET_BW_IGR: 600}
     assert _profile(cloud, port["id"])["allocation"] == {group["id"]: provider}

@@ -69,6 +69,8 @@ def not_found(resource: str, ident: str) -> NotFound:
         "security_group_rule": (
             "SecurityGroupRuleNotFound", f"Security group rule {ident} does not exist"),
         "floatingip": ("FloatingIPNotFound", f"Floating IP {ident} could not be found"),
+        "qos_policy": ("QosPolicyNotFound", f"QoS policy {ident} could not be found."),
+        "qos_rule": ("QosRuleNotFound", f"QoS rule {ident} could not be found."),
     }  # fmt: skip
     kind, message = words[resource]
     return NotFound(message, kind)

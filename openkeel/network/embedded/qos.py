@@ -91,7 +91,7 @@ def get_rule(
     get_policy(service, caller, policy_id)
     row = service.store.get("qos_rules", ident)
     if row is None or row["qos_policy_id"] != policy_id or row["type"] != rule_type:
-        raise not_found(f"qos_{rule_type}_rule", ident)
+        raise not_found("qos_rule", ident)
     return row
 
 
