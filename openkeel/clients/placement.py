@@ -238,6 +238,29 @@ class PlacementClient:
         self._retrying(lambda: self._call("PUT", f"/allocations/{consumer}", json=payload))
         return True
 
+    def change_allocations(self, consumer: str, delta: Allocations, *, sign: int = 1) -> None:
+        """Add (``sign`` 1) or take away (-1) ``delta`` to/from ``consumer``'s allocations,
+        guarded by its generation (Nova's ``add_resources_to_instance_allocation`` /
+        ``remove_resources_from_instance_allocation``); AllocationConflict when it does not
+        fit, ConsumerGenerationConflict when the consumer changed meanwhile."""
+        current = self.get_allocations(consumer)
+        merged = {rp: dict(amounts) for rp, amounts in current.allocations.items()}
+        for rp, amounts in delta.items():
+            held = merged.setdefault(rp, {})
+            for rc, amount in amounts.items():
+                held[rc] = held.get(rc, 0) + sign * amount
+        cleaned = {
+            rp: {rc: n for rc, n in amounts.items() if n > 0} for rp, amounts in merged.items()
+        }
+        payload = {
+            "allocations": _allocations_json({rp: a for rp, a in cleaned.items() if a}),
+            "project_id": current.project_id,
+            "user_id": current.user_id,
+            "consumer_generation": current.generation,
+            "consumer_type": current.consumer_type or "INSTANCE",
+        }
+        self._retrying(lambda: self._call("PUT", f"/allocations/{consumer}", json=payload))
+
     def move_allocations(
         self, source: str, target: str, *, target_consumer_type: str | None = None
     ) -> bool:

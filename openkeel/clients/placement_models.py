@@ -86,9 +86,14 @@ class CandidateQuery:
     groups: tuple[tuple[str, Mapping[str, int], tuple[str, ...]], ...] = ()
     group_policy: str | None = None
     same_subtree: tuple[tuple[str, ...], ...] = ()
+    # ``in_tree<suffix>`` of every suffixed group (an interface attach: the server's node).
+    groups_in_tree: str | None = None
 
     def to_params(self) -> list[tuple[str, str]]:
-        params = [("resources", ",".join(f"{rc}:{n}" for rc, n in sorted(self.resources.items())))]
+        params = []
+        if self.resources:  # a query of suffixed groups only has no unsuffixed resources
+            amounts = ",".join(f"{rc}:{n}" for rc, n in sorted(self.resources.items()))
+            params.append(("resources", amounts))
         traits = [*self.required_traits, *(f"!{t}" for t in self.forbidden_traits)]
         if traits:
             params.append(("required", ",".join(traits)))
@@ -104,6 +109,8 @@ class CandidateQuery:
             params.append((f"resources{suffix}", amounts))
             if required:
                 params.append((f"required{suffix}", ",".join(sorted(required))))
+            if self.groups_in_tree is not None:
+                params.append((f"in_tree{suffix}", self.groups_in_tree))
         if self.group_policy is not None:
             params.append(("group_policy", self.group_policy))
         params.extend(("same_subtree", ",".join(sorted(s))) for s in self.same_subtree)

@@ -83,6 +83,10 @@ class PortRequests:
     def __add__(self, other: PortRequests) -> PortRequests:
         return PortRequests(self.groups + other.groups, self.same_subtree + other.same_subtree)
 
+    def query_groups(self) -> tuple[tuple[str, Mapping[str, int], tuple[str, ...]], ...]:
+        """(suffix, resources, required traits) of each group, for the candidates query."""
+        return tuple((g.requester_id, g.resources, g.required_traits) for g in self.groups)
+
     def spec_fields(self) -> dict[str, Any]:
         """The request spec's ``requested_resources`` and ``request_level_params``."""
         return {
@@ -182,6 +186,24 @@ def binding_allocation(
             for g in resource_request.get("request_groups") or ()
         }
     return _provider(mapping, port_id)
+
+
+def allocated_resources(
+    port_id: str, resource_request: Mapping[str, Any] | None, allocation: Any
+) -> dict[str, dict[str, int]]:
+    """Provider -> resources a bound port holds, from its ``binding:profile.allocation``
+    (what an interface detach gives back; nothing when it requests or holds nothing)."""
+    if not resource_request or not allocation:
+        return {}
+    held: dict[str, dict[str, int]] = {}
+    for group in port_requests(port_id, resource_request).groups:
+        rp = allocation if isinstance(allocation, str) else allocation.get(group.requester_id)
+        if rp is None:
+            continue
+        amounts = held.setdefault(str(rp), {})
+        for rc, n in group.resources.items():
+            amounts[rc] = amounts.get(rc, 0) + n
+    return held
 
 
 def _provider(mapping: Mapping[str, Sequence[str]], requester_id: str) -> str:

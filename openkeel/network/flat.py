@@ -244,7 +244,7 @@ class FlatNetwork(FlatProxies, FlatPortBindings):
     def _unbind(self, port_id: str) -> None:
         self.store.update("ports", port_id, {
             "device_id": "", "device_owner": "", "status": "DOWN", "binding_host_id": "",
-            "device_tag": None,
+            "device_tag": None, "binding_profile": {},
         })  # fmt: skip
 
     # --- a server's security groups -----------------------------------------------------------
@@ -440,7 +440,7 @@ def _port_doc(port: Row) -> dict[str, Any]:
     return {"id": port["id"], "network_id": port["network_id"],
             "mac_address": port["mac_address"], "status": port["status"],
             "fixed_ips": port["fixed_ips"], "device_id": port["device_id"],
-            "tag": port["device_tag"]}  # fmt: skip
+            "tag": port["device_tag"], "binding:profile": port["binding_profile"]}  # fmt: skip
 
 
 def _subnet(subnet: Row, addresses: list[str], floating: dict[str, str]) -> dict[str, Any]:

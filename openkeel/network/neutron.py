@@ -469,4 +469,5 @@ def _port_doc(port: Doc) -> dict[str, Any]:
     return {"id": port["id"], "network_id": port["network_id"],
             "mac_address": port.get("mac_address"), "status": port.get("status"),
             "fixed_ips": port.get("fixed_ips") or [], "device_id": port.get("device_id"),
-            "tag": None, "resource_request": port.get("resource_request")}  # fmt: skip
+            "tag": None, "resource_request": port.get("resource_request"),
+            "binding:profile": port.get("binding:profile") or {}}  # fmt: skip

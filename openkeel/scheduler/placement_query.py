@@ -110,9 +110,7 @@ def candidate_query(
         forbidden_aggregates=destination.forbidden_aggregates if destination else (),
         in_tree=in_tree,
         limit=limit,
-        groups=tuple(
-            (g.requester_id, g.resources, g.required_traits) for g in request.port_requests.groups
-        ),
+        groups=request.port_requests.query_groups(),
         group_policy=_group_policy(request),
         same_subtree=request.port_requests.same_subtree,
     )

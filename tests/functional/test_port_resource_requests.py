@@ -7,6 +7,7 @@ frees it, a cold migration moves it."""
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -109,6 +110,7 @@ def test_boot_allocates_bandwidth_and_names_its_provider(cloud: Cloud) -> None:
     assert cloud.api.delete(f"/v2.1/servers/{server['id']}").status_code == 204
     cloud.wait(server["id"], gone=True)
     assert cloud.placement.get_provider_usages(provider) == {NET_BW_EGR: 0, NET_BW_IGR: 0}
+    assert _profile(cloud, port["id"]) == {}
     assert _boot_with(cloud, other["id"], "now-fits")["status"] == "ACTIVE"
 
 
@@ -137,3 +139,38 @@ def test_cold_migration_moves_the_bandwidth(cloud: Cloud) -> None:
     assert (reverted["status"], reverted["OS-EXT-SRV-ATTR:host"]) == ("ACTIVE", source)
     assert _profile(cloud, port["id"])["allocation"] == {group["id"]: providers[source]}
     assert cloud.placement.get_provider_usages(providers[target]) == {NET_BW_EGR: 0, NET_BW_IGR: 0}
+
+
+def test_interface_attach_claims_and_detach_gives_back(cloud: Cloud) -> None:
+    server = cloud.wait(cloud.boot("attach", networks="auto")["id"])
+    assert server["status"] == "ACTIVE", server
+    (provider,) = _bandwidth_providers(cloud).values()
+    port = _qos_port(cloud, 800)
+    url = f"/v2.1/servers/{server['id']}/os-interface"
+    resp = cloud.api.post(url, {"interfaceAttachment": {"port_id": port["id"]}})
+    assert resp.status_code == 200, resp.text
+    allocations = cloud.placement.get_allocations(server["id"]).allocations
+    assert allocations[provider] == {NET_BW_EGR: 800, NET_BW_IGR: 800}
+    (group,) = (qos.resource_request(_network(cloud), port) or {})["request_groups"]
+    assert _profile(cloud, port["id"])["allocation"] == {group["id"]: provider}
+
+    # No room for a second one: Nova's 400, nothing claimed, the port left alone.
+    other = _qos_port(cloud, 800)
+    refused = cloud.api.post(url, {"interfaceAttachment": {"port_id": other["id"]}})
+    assert refused.status_code == 400, refused.text
+    assert "Failed to allocate additional resources" in refused.json()["badRequest"]["message"]
+    assert cloud.placement.get_provider_usages(provider)[NET_BW_EGR] == 800
+    assert _profile(cloud, other["id"]) == {}
+
+    assert cloud.api.delete(f"{url}/{port['id']}").status_code == 202
+    deadline = time.monotonic() + 30
+    while cloud.placement.get_provider_usages(provider)[NET_BW_EGR]:
+        assert time.monotonic() < deadline, "the detach to give the bandwidth back"
+        time.sleep(0.05)  # polling an RPC cast's effect, bounded by the deadline
+    assert _profile(cloud, port["id"]) == {}
+    assert (
+        "VCPU"
+        in cloud.placement.get_allocations(server["id"]).allocations[
+            cloud.computes[server["OS-EXT-SRV-ATTR:host"]].host.tracker.provider_uuids()[0]
+        ]
+    )

@@ -10,12 +10,14 @@ from typing import Any
 
 import pytest
 
+from openkeel.clients.placement_models import CandidateQuery
 from openkeel.conductor.selections import SelectedHost
 from openkeel.domain.errors import Invalid
 from openkeel.domain.resource_requests import (
     NET_BW_EGR,
     NET_BW_IGR,
     PortRequests,
+    allocated_resources,
     binding_allocation,
     mapping_from_allocation,
     parse_bandwidth_inventory,
@@ -152,3 +154,20 @@ def test_the_bandwidth_inventory_option() -> None:
     for bad in ("public:5", "public:x:6", ":5:6"):
         with pytest.raises(Invalid):
             parse_bandwidth_inventory(bad)
+
+
+def test_what_a_bound_port_holds() -> None:
+    assert allocated_resources(PORT, OLD, "rp-1") == {"rp-1": {NET_BW_EGR: 1000, NET_BW_IGR: 500}}
+    assert allocated_resources(PORT, EXTENDED, {"g-bw": "rp-bw", "g-pps": "rp-pps"}) == {
+        "rp-bw": {NET_BW_EGR: 1000},
+        "rp-pps": {"NET_PACKET_RATE_KILOPACKET_PER_SEC": 10},
+    }
+    assert allocated_resources(PORT, OLD, None) == {} == allocated_resources(PORT, None, "rp")
+
+
+def test_a_query_of_suffixed_groups_only_in_one_tree() -> None:
+    groups = port_requests(PORT, OLD).query_groups()
+    params = CandidateQuery(resources={}, groups=groups, group_policy="none",
+                            groups_in_tree="node").to_params()  # fmt: skip
+    assert not [p for p in params if p[0] == "resources"]
+    assert (f"in_tree{PORT}", "node") in params and ("group_policy", "none") in params

@@ -36,7 +36,9 @@ from openkeel.domain.flavors import Viewer
 from openkeel.domain.instances import FlavorSnapshot, Instance, InstanceUpdate, RequestSpecNotFound
 from openkeel.domain.migrations import Migration, MigrationNotFoundByStatus
 from openkeel.domain.quotas import QuotaExceeded
+from openkeel.domain.resource_requests import ports_requests
 from openkeel.domain.states import TaskState, ensure_action_allowed
+from openkeel.network.factory import get_network_adapter
 from openkeel.rpc.messages.compute import ConfirmResize, RevertResize
 from openkeel.rpc.messages.conductor import MigrateServer
 
@@ -261,9 +263,13 @@ def _check_image_fits(image: dict[str, Any], flavor: FlavorSnapshot, bfv: bool) 
 
 
 def stored_request_spec(services: ApiServices, inst: Instance) -> dict[str, Any]:
-    """The instance's request spec as saved at boot (a minimal one when none was saved)."""
+    """The instance's request spec as saved at boot (a minimal one when none was saved),
+    with the resource requests of the ports it has now (an interface attached since, a QoS
+    policy changed: Nova's ``get_requested_resource_for_instance`` before a move)."""
     with services.api_db.connect() as conn:
         try:
-            return request_specs.get(conn, inst.uuid).to_primitive()
+            spec = request_specs.get(conn, inst.uuid).to_primitive()
         except RequestSpecNotFound:
-            return {"instance_uuid": inst.uuid, "flavor": inst.flavor.to_primitive()}
+            spec = {"instance_uuid": inst.uuid, "flavor": inst.flavor.to_primitive()}
+    adapter = get_network_adapter(services.conf, services.api_db)
+    return {**spec, **ports_requests(adapter.instance_ports(inst.uuid)).spec_fields()}

@@ -6,14 +6,18 @@ port, the driver plugs it into the guest, the instance's network info gains its 
 failure gives the port back (deleted if made here, unbound if the user's) and is Nova's
 InterfaceAttachFailed; a driver without hot-plug is a 400 (AttachInterfaceNotSupported).
 Detach (a cast): the driver unplugs the port, the adapter releases it, the VIF leaves the
-network info. Both hold the instance lock, as every operation on one instance does.
+network info. A port with a resource request (QoS) first gets its resources added to the
+server's allocation on its node (none fits: 400), and gives them back at detach (decision
+0076). Both hold the instance lock, as every operation on one instance does.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 
-from openkeel.compute import guest, notifying
+from openkeel.clients.placement_models import Allocations
+from openkeel.compute import guest, notifying, port_resources
 from openkeel.compute.host import ComputeHost
 from openkeel.domain.errors import ComputeError, Conflict, Invalid, NotFound
 from openkeel.domain.instances import InstanceUpdate
@@ -53,10 +57,14 @@ def attach_interface(
         notifying.started(host, context, uuid, event)
         ref = host.net_ref(uuid, instance.project_id)
         failure: BaseException | None = None
+        claimed: Allocations = {}
         try:
             try:
+                mapping, claimed = port_resources.claim_for_attach(host, instance, requested)
+                ref = dataclasses.replace(ref, provider_mapping=mapping)
                 vif = host.network.attach_port(ref, requested)
             except ComputeError as exc:
+                port_resources.give_back(host, uuid, claimed)
                 raise _crossing(exc) from exc
             try:
                 host.driver.attach_interface(
@@ -64,6 +72,7 @@ def attach_interface(
                 )
             except BaseException as exc:
                 host.network.release_port(ref, str(vif["id"]))
+                port_resources.give_back(host, uuid, claimed)
                 if isinstance(exc, NotSupported):
                     message = f"Attaching interfaces is not supported for instance {uuid}."
                     raise Invalid(message) from exc
@@ -97,7 +106,9 @@ def detach_interface(host: ComputeHost, context: CallContext, uuid: str, port_id
         ref = host.net_ref(uuid, instance.project_id)
         try:
             host.driver.detach_interface(guest.instance_ref(host.conf, instance), port_id)
+            held = port_resources.held_by_port(host, uuid, port_id)
             host.network.release_port(ref, port_id)
+            port_resources.give_back(host, uuid, held)
             host.records.update(
                 uuid, InstanceUpdate(network_info=host.network.get_instance_nw_info(ref))
             )
