@@ -29,6 +29,8 @@
 #
 # OpenKeel's [neutron] section: auth_type password, auth_url $KS_URL, username nova, password
 # $SERVICE_PASSWORD, project_name service, user/project_domain_name Default, region RegionOne.
+# NEUTRON_QOS=1 loads the qos service plugin and ML2's qos extension driver: QoS policies with
+# minimum bandwidth / packet rate rules, ports' resource_request (decision 0076).
 # A second server beside the catalog's: NEUTRON_PORT=9697 NEUTRON_DATA=/tmp/neutron-2
 # NEUTRON_DB=openkeel_neutron_2 NEUTRON_REGISTER_ENDPOINT=0 (its tests: OPENKEEL_TEST_NEUTRON_URL).
 # Stop:  kill $(cat /tmp/neutron-data/neutron.pid)       Wipe: NEUTRON_WIPE=1 (drops the DB too)
@@ -49,6 +51,7 @@ LOG=${NEUTRON_LOG:-$DATA/start.log}
 # 0: leave the catalog's network endpoint alone (a second server beside the shared one; its
 # tests reach it with OPENKEEL_TEST_NEUTRON_URL, tests/network/neutron_server.py)
 REGISTER=${NEUTRON_REGISTER_ENDPOINT:-1}
+QOS=${NEUTRON_QOS:-}
 export PYTHONWARNINGS=${PYTHONWARNINGS:-ignore}
 
 mkdir -p "$DATA"
@@ -118,7 +121,7 @@ debug = false
 api_paste_config = $DATA/api-paste.ini
 auth_strategy = keystone
 core_plugin = ml2
-service_plugins = router,auto_allocate
+service_plugins = router,auto_allocate${QOS:+,qos}
 allow_overlapping_ips = true
 api_workers = 1
 rpc_workers = 0
@@ -154,7 +157,7 @@ cat > "$DATA/ml2_conf.ini" <<EOF
 type_drivers = flat,vlan,local
 tenant_network_types = local
 mechanism_drivers = test
-extension_drivers = port_security
+extension_drivers = port_security${QOS:+,qos}
 
 [ml2_type_flat]
 flat_networks = public,physnet1
@@ -232,6 +235,13 @@ _initialize = mechanism_test.TestMechanismDriver.initialize
 def _forgiving_initialize(self):
     _initialize(self)
     self.bound_ports = _Bound()
+    if "$QOS":
+        # What the openvswitch mechanism driver does when it loads: its QoS driver declares
+        # the rules (minimum bandwidth / packet rate ...) its ovs-bound ports support;
+        # without one Neutron refuses a port with such a policy (decision 0076).
+        from neutron.services.qos.drivers.openvswitch import driver as ovs_qos
+
+        ovs_qos.register()
 
 
 mechanism_test.TestMechanismDriver.initialize = _forgiving_initialize

@@ -20,7 +20,7 @@ echo "== import contracts"; lint-imports --no-cache
 if [ -n "${CI:-}" ] || [ -n "${OPENKEEL_START_KEYSTONE:-}" ]; then
     echo "== services"; bash scripts/ensure-services.sh
     echo "== keystone"; bash scripts/start-keystone.sh
-    echo "== neutron"; bash scripts/start-neutron.sh
+    echo "== neutron"; NEUTRON_QOS=1 bash scripts/start-neutron.sh
     echo "== cinder"; bash scripts/start-cinder.sh
 fi
 if [ -n "${CI:-}" ] || [ -n "${OPENKEEL_START_KUBE:-}" ]; then
