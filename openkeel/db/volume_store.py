@@ -1,4 +1,4 @@
-"""Rows of the embedded volume service: volumes, snapshots, attachments (tables in
+"""Rows of the embedded volume service: volumes, snapshots, attachments, volume types (tables in
 :mod:`openkeel.db.volume_tables`).
 
 The service (:mod:`openkeel.volume.embedded.service`) holds Cinder's rules; this module only
@@ -9,6 +9,7 @@ learns whether it won.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 from collections.abc import Collection, Mapping
 from typing import Any
@@ -21,6 +22,7 @@ from openkeel.db.volume_tables import (
     attachments_table,
     install_tables,
     snapshots_table,
+    types_table,
     volumes_table,
 )
 
@@ -29,8 +31,18 @@ TABLES: dict[str, sa.Table] = {
     "volumes": volumes_table,
     "snapshots": snapshots_table,
     "attachments": attachments_table,
+    "types": types_table,
 }
-_JSON: dict[str, Any] = {"metadata": {}, "image_metadata": {}, "connector": {}}
+_JSON: dict[str, Any] = {
+    "metadata": {}, "image_metadata": {}, "connector": {}, "extra_specs": {},
+}  # fmt: skip
+# Cinder's own default type (made by its first migration): every volume store has it.
+DEFAULT_TYPE: dict[str, Any] = {
+    "id": "a7b7c36a-3b7e-4d3b-9b26-6f6c3b6e0d57",
+    "name": "__DEFAULT__",
+    "description": "Default Volume Type",
+    "is_public": True,
+}
 
 
 def now() -> datetime.datetime:
@@ -45,7 +57,11 @@ class VolumeStore:
         self._engine = engine
 
     def install(self) -> None:
+        """The tables, and the default volume type in them."""
         install_tables(self._engine)
+        if self.get("types", DEFAULT_TYPE["id"]) is None:
+            with contextlib.suppress(sa.exc.IntegrityError):  # another process made it first
+                self.insert("types", {**DEFAULT_TYPE, "extra_specs": {}})
 
     def insert(self, kind: str, values: Mapping[str, Any]) -> Row:
         row = {"created_at": now(), **values}

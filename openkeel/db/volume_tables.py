@@ -1,6 +1,6 @@
 """Tables of the embedded volume service (a Cinder v3 subset, decision 0057).
 
-Volumes, snapshots and attachments: in the API database, in their own MetaData outside Nova's
+Volumes, snapshots, attachments and volume types: in the API database, in their own MetaData outside Nova's
 schema (as the image, identity and network services' tables). Metadata documents are JSON
 text. A volume's ``status`` changes only by compare-and-swap (see
 :class:`openkeel.db.volume_store.VolumeStore`), so two attachments or a delete racing an
@@ -75,6 +75,17 @@ attachments_table = sa.Table(
         sa.Column("attached_at", sa.DateTime),
         sa.Column("detached_at", sa.DateTime),
     ),
+)
+types_table = sa.Table(
+    "openkeel_vol_types",
+    metadata,
+    sa.Column("id", sa.String(36), primary_key=True),
+    sa.Column("name", sa.String(255), nullable=False, unique=True),
+    sa.Column("description", sa.String(255)),
+    sa.Column("is_public", sa.Boolean, nullable=False, default=True),
+    sa.Column("extra_specs", sa.Text, nullable=False, default="{}"),
+    sa.Column("created_at", sa.DateTime, nullable=False),
+    sa.Column("updated_at", sa.DateTime),
 )
 
 

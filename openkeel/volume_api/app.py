@@ -29,7 +29,14 @@ from openkeel.runtime.asgi_apps import (
 from openkeel.volume.embedded.faults import OverLimit, VolumeFault
 from openkeel.volume.embedded.service import Caller, VolumeService
 from openkeel.volume_api.request import PREFIX, Reply, VolumeRequest, negotiate, text
-from openkeel.volume_api.resources import attachments, discovery, metadata, snapshots, volumes
+from openkeel.volume_api.resources import (
+    attachments,
+    discovery,
+    metadata,
+    snapshots,
+    types,
+    volumes,
+)
 from openkeel.volume_api.routing import RouteTable
 
 # (lower-cased headers, request id) -> the caller; raises domain Unauthorized. May block.
@@ -39,7 +46,7 @@ _PROJECT = re.compile(r"^/v3/([0-9a-f]{32}|[0-9a-f-]{36})(/|$)")
 
 def build_routes() -> RouteTable:
     table = RouteTable()
-    for module in (discovery, volumes, snapshots, attachments, metadata):
+    for module in (discovery, volumes, snapshots, attachments, metadata, types):
         module.register(table)
     return table
 

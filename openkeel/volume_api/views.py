@@ -1,12 +1,12 @@
-"""Cinder v3's documents of volumes, snapshots, attachments and the volume type, per
-microversion (fields appear at the version Cinder added them)."""
+"""Cinder v3's documents of volumes, snapshots and attachments, per microversion (fields
+appear at the version Cinder added them). Volume types: resources/types.py."""
 
 from __future__ import annotations
 
 import datetime
 from typing import Any
 
-from openkeel.volume.embedded.service import DEFAULT_TYPE, Row, VolumeService
+from openkeel.volume.embedded.service import Row, VolumeService
 from openkeel.volume_api.request import VolumeRequest
 
 
@@ -40,7 +40,8 @@ def volume(req: VolumeRequest, row: Row, extended: bool = True) -> dict[str, Any
         "id": row["id"], "status": row["status"], "size": row["size"],
         "availability_zone": row["availability_zone"], "created_at": stamp(row["created_at"]),
         "updated_at": stamp(row["updated_at"]), "name": row["name"],
-        "description": row["description"], "volume_type": DEFAULT_TYPE["name"],
+        "description": row["description"],
+        "volume_type": service.types.name_of(row["volume_type_id"]),
         "snapshot_id": row["snapshot_id"], "source_volid": row["source_volid"],
         "metadata": row["metadata"], "links": links(req, "volumes", row["id"]),
         "user_id": row["user_id"], "bootable": "true" if row["bootable"] else "false",
@@ -106,13 +107,4 @@ def attachment(req: VolumeRequest, row: Row, detail: bool = True) -> dict[str, A
             "attach_mode": row["attach_mode"],
             "connection_info": req.service.connection_info(row) or {},
         })  # fmt: skip
-    return out
-
-
-def volume_type(req: VolumeRequest) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        **DEFAULT_TYPE, "qos_specs_id": None, "os-volume-type-access:is_public": True,
-    }  # fmt: skip
-    if req.caller.is_admin:
-        out["extra_specs"] = {}
     return out

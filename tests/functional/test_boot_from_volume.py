@@ -23,6 +23,7 @@ from openkeel.volume.embedded.service import Caller, ImageCopy, VolumeService
 from openkeel.volume.factory import get_volume_adapter, provide_images
 from tests.functional.conftest import IMAGE, Cloud
 from tests.functional.test_delete_races import _Held, _hold_step
+from tests.multiattach import multiattach_type
 
 ADMIN = Caller("admin", "admin", True)
 
@@ -255,7 +256,7 @@ def test_volume_in_use_not_bootable_and_multiattach(cloud: Cloud) -> None:
     refused = _boot(cloud, [_root(plain)])
     assert refused.status_code == 400
     assert refused.json()["badRequest"]["message"] == f"Block Device {plain} is not bootable."
-    shared = _volume(cloud, multiattach=True)
+    shared = _volume(cloud, volume_type=multiattach_type(_service(cloud)))
     old = _boot(cloud, [_root(shared)], version="2.59")
     assert old.json()["badRequest"]["message"] == (
         "Multiattach volumes are only supported starting with compute API version 2.60."

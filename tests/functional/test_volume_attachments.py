@@ -16,6 +16,7 @@ from openkeel.volume.embedded.service import Caller, VolumeService
 from openkeel.volume.factory import get_volume_adapter
 from tests.conformance import response_check
 from tests.functional.conftest import Cloud
+from tests.multiattach import multiattach_type
 
 CHECKED: list[str] = []
 
@@ -123,7 +124,7 @@ def test_attach_errors(cloud: Cloud) -> None:
     assert twice.status_code == 400 and "already attached" in twice.text
     elsewhere = _attach(cloud, other, vid)
     assert elsewhere.status_code == 400, elsewhere.text
-    multi = _volume(cloud, multiattach=True)
+    multi = _volume(cloud, volume_type=multiattach_type(_service(cloud)))
     old = _attach(cloud, sid, multi, version="2.59")
     assert old.status_code == 400 and "2.60" in old.text
     assert _attach(cloud, sid, multi, version="2.60").status_code == 200

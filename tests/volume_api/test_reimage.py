@@ -77,7 +77,7 @@ def test_reimage_refusals(client: ApiClient, demo: Cinder, admin: Cinder) -> Non
     )
     assert demo("GET", f"/volumes/{vid}").json()["volume"]["status"] == "available"
     # more than one attachment (a multiattach volume): 409
-    multi = admin.volume(multiattach=True)["id"]
+    multi = admin.volume(volume_type=admin.multiattach_type())["id"]
     for server in ("a", "b"):
         made = admin("POST", "/attachments", {"attachment": {"volume_uuid": multi,
                                                              "instance_uuid": server}},

@@ -93,7 +93,7 @@ def test_legacy_attach_actions(demo: Cinder) -> None:
 
 
 def test_multiattach_volume_takes_two_attachments(demo: Cinder) -> None:
-    volume = demo.volume(multiattach=True)
+    volume = demo.volume(volume_type=demo.multiattach_type())
     for _ in range(2):
         made = demo("POST", "/attachments", {"attachment": {
             "volume_uuid": volume["id"], "connector": CONNECTOR}})  # fmt: skip

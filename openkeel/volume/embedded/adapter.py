@@ -24,7 +24,6 @@ from openkeel.volume.embedded import migration
 from openkeel.volume.embedded.faults import NotFound, OverLimit, SnapshotMissing, VolumeFault
 from openkeel.volume.embedded.files import VolumeFiles
 from openkeel.volume.embedded.service import (
-    DEFAULT_TYPE,
     Caller,
     ImageCopy,
     ImageSource,
@@ -102,7 +101,8 @@ class EmbeddedVolumes:
             multiattach=bool(row["multiattach"]), availability_zone=row["availability_zone"],
             bootable=bool(row["bootable"]), attachments=attachments, name=row["name"],
             description=row["description"], created_at=_stamp(row["created_at"]),
-            volume_type=str(DEFAULT_TYPE["name"]), snapshot_id=row["snapshot_id"],
+            volume_type=self.service.types.name_of(row["volume_type_id"]),
+            snapshot_id=row["snapshot_id"],
             metadata=dict(row["metadata"]), migration_status=row["migration_status"],
             image_id=(row["image_metadata"] or {}).get("image_id"),
         )  # fmt: skip
@@ -117,8 +117,16 @@ class EmbeddedVolumes:
             "volume_type": wanted.volume_type,
             "metadata": wanted.metadata, "availability_zone": wanted.availability_zone,
         }  # fmt: skip
-        row = self._run(lambda: self.service.create_volume(_caller(context), ref),
-                        VolumeNotFound(""))  # fmt: skip
+
+        def create() -> Row:
+            try:
+                return self.service.create_volume(_caller(context), ref)
+            except SnapshotMissing:
+                raise
+            except NotFound as exc:  # the volume type: Cinder's 404, InvalidVolume as 0068's
+                raise InvalidVolume(exc.message) from exc
+
+        row = self._run(create, VolumeNotFound(""))
         return self._info(row)
 
     @staticmethod
@@ -209,7 +217,8 @@ class EmbeddedVolumes:
         self.service.nova = nova
 
     def volume_types(self, context: VolumeContext) -> list[VolumeType]:
-        return [VolumeType(str(DEFAULT_TYPE["id"]), str(DEFAULT_TYPE["name"]))]
+        return [VolumeType(str(t["id"]), str(t["name"]))
+                for t in self.service.types.visible(context.is_admin)]  # fmt: skip
 
     def delete(self, context: VolumeContext, volume_id: str) -> None:
         self._run(lambda: self.service.delete_volume(_caller(context), volume_id),

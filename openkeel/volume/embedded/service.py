@@ -35,6 +35,7 @@ from openkeel.volume.embedded.faults import (
     volume_not_found,
 )
 from openkeel.volume.embedded.files import VolumeFiles
+from openkeel.volume.embedded.types import DEFAULT_TYPE, VolumeTypes, is_multiattach
 
 __all__ = [
     "DEFAULT_TYPE", "QUOTAS", "Caller", "ImageCopy", "NovaEvents", "Row", "VolumeService",
@@ -44,13 +45,6 @@ QUOTAS = {
     "volumes": 10, "snapshots": 10, "gigabytes": 1000, "backups": 10, "backup_gigabytes": 1000,
     "groups": 10, "per_volume_gigabytes": -1,
 }  # fmt: skip
-# The one volume type (Cinder's own default type, made by its first migration).
-DEFAULT_TYPE = {
-    "id": "a7b7c36a-3b7e-4d3b-9b26-6f6c3b6e0d57",
-    "name": "__DEFAULT__",
-    "description": "Default Volume Type",
-    "is_public": True,
-}
 DELETABLE = ("available", "error", "error_restoring", "error_extending", "error_managing")
 _DELETE_REFUSED = (
     "Volume status must be available or error or error_restoring or error_extending or "
@@ -132,6 +126,7 @@ class VolumeService:
         self.backing = backing
         self.zone = zone
         self.host = host
+        self.types = VolumeTypes(store)
 
     # -- visibility -------------------------------------------------------------------------
 
@@ -168,13 +163,30 @@ class VolumeService:
     # -- quotas -----------------------------------------------------------------------------
 
     def usage(self, project_id: str) -> dict[str, int]:
+        """The project's counts, also per volume type (``volumes_<type name>``, ...: Cinder's
+        per-type quota resources; a snapshot counts for its volume's type)."""
         volumes = self.store.list("volumes", project_id=project_id)
         snapshots = self.store.list("snapshots", project_id=project_id)
-        return {
+        used = {
             "volumes": len(volumes),
             "snapshots": len(snapshots),
             "gigabytes": sum(v["size"] for v in volumes) + sum(s["size"] for s in snapshots),
         }
+        names = {t["id"]: t["name"] for t in self.store.list("types")}
+        type_of = {v["id"]: names.get(v["volume_type_id"]) for v in volumes}
+        for name in names.values():
+            for kind in ("volumes", "snapshots", "gigabytes"):
+                used[f"{kind}_{name}"] = 0
+        for volume in volumes:
+            if type_of[volume["id"]] is not None:
+                used[f"volumes_{type_of[volume['id']]}"] += 1
+                used[f"gigabytes_{type_of[volume['id']]}"] += volume["size"]
+        for snap in snapshots:
+            name = type_of.get(snap["volume_id"])
+            if name is not None:
+                used[f"snapshots_{name}"] += 1
+                used[f"gigabytes_{name}"] += snap["size"]
+        return used
 
     def _check_quota(self, project_id: str, kind: str, size: int) -> None:
         used = self.usage(project_id)
@@ -202,18 +214,15 @@ class VolumeService:
         zone = ref.get("availability_zone") or self.zone
         if zone != self.zone:
             raise BadRequest(f"Invalid input received: Availability zone '{zone}' is invalid.")
-        vtype = ref.get("volume_type")
-        if vtype not in (None, DEFAULT_TYPE["id"], DEFAULT_TYPE["name"]):
-            raise BadRequest(f"Invalid input received: Volume type with name {vtype} could "
-                             "not be found.")  # fmt: skip
+        vtype = self.types.for_volume(ref.get("volume_type"), caller.is_admin)
         self._check_quota(project, "volumes", size)
         values = {
             "id": new_id(), "project_id": project, "user_id": caller.user_id,
             "status": "creating", "name": ref.get("name"), "description": ref.get("description"),
-            "size": size, "availability_zone": zone, "volume_type_id": DEFAULT_TYPE["id"],
+            "size": size, "availability_zone": zone, "volume_type_id": vtype["id"],
             "snapshot_id": ref.get("snapshot_id"), "source_volid": ref.get("source_volid"),
             "image_id": ref.get("imageRef"), "metadata": dict(ref.get("metadata") or {}),
-            "multiattach": bool(ref.get("multiattach", False)), "attach_status": "detached",
+            "multiattach": is_multiattach(vtype), "attach_status": "detached",
             "bootable": origin is not None and isinstance(origin, ImageCopy),
             "image_metadata": dict(origin.metadata) if isinstance(origin, ImageCopy) else {},
         }  # fmt: skip

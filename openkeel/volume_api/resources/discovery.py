@@ -1,12 +1,11 @@
-"""Versions, limits, quotas, the volume type, availability zones and extensions."""
+"""Versions, limits, quotas, availability zones and extensions."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from openkeel.volume.embedded.faults import NotFound, policy
-from openkeel.volume.embedded.service import DEFAULT_TYPE, QUOTAS
-from openkeel.volume_api import views
+from openkeel.volume.embedded.faults import policy
+from openkeel.volume.embedded.service import QUOTAS
 from openkeel.volume_api.request import MAX_VERSION, MIN_VERSION, Reply, VolumeRequest, text
 from openkeel.volume_api.routing import Endpoint, RouteTable
 
@@ -46,14 +45,16 @@ def limits(req: VolumeRequest) -> Reply:
 
 
 def _quota_set(project: str, req: VolumeRequest, usage: bool) -> dict[str, Any]:
-    limits_ = {**QUOTAS, f"volumes_{DEFAULT_TYPE['name']}": -1,
-               f"snapshots_{DEFAULT_TYPE['name']}": -1,
-               f"gigabytes_{DEFAULT_TYPE['name']}": -1}  # fmt: skip
+    limits_: dict[str, int] = dict(QUOTAS)
+    for vtype in req.service.store.list("types"):  # Cinder's per-type resources, unlimited
+        for kind in ("volumes", "snapshots", "gigabytes"):
+            limits_[f"{kind}_{vtype['name']}"] = -1
     if not usage:
         return {"id": project, **limits_}
     used = req.service.usage(project)
-    return {"id": project, **{k: {"limit": v, "in_use": used.get(k, 0), "reserved": 0,
-                                  "allocated": 0} for k, v in limits_.items()}}  # fmt: skip
+    # Cinder 29's DbQuotaDriver shows no "allocated" (the nested driver's, removed).
+    return {"id": project, **{k: {"limit": v, "in_use": used.get(k, 0), "reserved": 0}
+                              for k, v in limits_.items()}}  # fmt: skip
 
 
 def quota_set(req: VolumeRequest) -> Reply:
@@ -65,17 +66,6 @@ def quota_set(req: VolumeRequest) -> Reply:
 
 def quota_defaults(req: VolumeRequest) -> Reply:
     return Reply({"quota_set": _quota_set(req.params["project_id"], req, False)})
-
-
-def list_types(req: VolumeRequest) -> Reply:
-    return Reply({"volume_types": [views.volume_type(req)]})
-
-
-def show_type(req: VolumeRequest) -> Reply:
-    ident = req.params["id"]
-    if ident not in ("default", DEFAULT_TYPE["id"], DEFAULT_TYPE["name"]):
-        raise NotFound(f"Volume type {ident} could not be found.")
-    return Reply({"volume_type": views.volume_type(req)})
 
 
 def zones(req: VolumeRequest) -> Reply:
@@ -93,7 +83,5 @@ def register(table: RouteTable) -> None:
     table.add("GET", "/v3/limits", Endpoint(limits))
     table.add("GET", "/v3/os-quota-sets/{project_id}", Endpoint(quota_set))
     table.add("GET", "/v3/os-quota-sets/{project_id}/defaults", Endpoint(quota_defaults))
-    table.add("GET", "/v3/types", Endpoint(list_types))
-    table.add("GET", "/v3/types/{id}", Endpoint(show_type))
     table.add("GET", "/v3/os-availability-zone", Endpoint(zones))
     table.add("GET", "/v3/extensions", Endpoint(extensions))

@@ -94,6 +94,12 @@ def create_volume(req: VolumeRequest) -> Reply:
     if unknown:
         raise BadRequest("Additional properties are not allowed (" + ", ".join(
             repr(u) for u in unknown) + " was unexpected)")  # fmt: skip
+    if ref.pop("multiattach", False):
+        # Cinder 29: multiattach comes from the volume type only.
+        raise BadRequest("multiattach parameter has been removed. The default behavior is to "
+                         "use multiattach enabled volume types. Contact your administrator to "
+                         "create a multiattach enabled volume type and use it to create "
+                         "multiattach volumes.")  # fmt: skip
     ref.setdefault("name", ref.get("display_name"))
     ref.setdefault("description", ref.get("display_description"))
     for name in ("name", "description", "availability_zone", "volume_type"):
