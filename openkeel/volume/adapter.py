@@ -107,7 +107,9 @@ class VolumeAdapter(Protocol):
     def attachment_update(
         self, context: VolumeContext, attachment_id: str, connector: Mapping[str, Any]
     ) -> dict[str, Any]:
-        """Give the host's connector; the connection info the host attaches with."""
+        """Give the host's connector; the connection info the host attaches with, with
+        ``multiattach: True`` when the volume is (Nova's block device layer adds it so the
+        driver shares the disk between guests)."""
         ...
 
     def attachment_complete(self, context: VolumeContext, attachment_id: str) -> None:

@@ -336,7 +336,11 @@ class CinderVolumes:
         made = self._call(context, "PUT", f"/attachments/{attachment_id}",
                           errors.AttachmentNotFound(attachment_id),
                           {"attachment": {"connector": dict(connector)}})  # fmt: skip
-        return _connection_info(made["attachment"])
+        info = _connection_info(made["attachment"])
+        volume_id = made["attachment"].get("volume_id")
+        if info and volume_id and self.get(context, str(volume_id)).multiattach:
+            info["multiattach"] = True  # as Nova's compute, which reads the volume for it
+        return info
 
     def attachment_complete(self, context: VolumeContext, attachment_id: str) -> None:
         self._call(context, "POST", f"/attachments/{attachment_id}/action",

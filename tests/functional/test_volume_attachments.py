@@ -202,3 +202,60 @@ def test_local_delete_with_the_host_down_releases_volumes(cloud: Cloud) -> None:
     assert cloud.api.delete(f"/v2.1/servers/{sid}").status_code == 204
     cloud.wait(sid, gone=True)
     assert _status(cloud, kept) == "available" and _status(cloud, gone) is None
+
+
+def test_a_multiattach_volume_on_two_servers(cloud: Cloud) -> None:
+    """Decision 0075, Nova 34's rules: a volume of a multiattach type attaches to several
+    servers from 2.60, once per server; a plain in-use volume is refused elsewhere; a detach
+    or a delete releases one server's attachment only; a swap of it is refused."""
+    first, second = cloud.boot("multi-1")["id"], cloud.boot("multi-2")["id"]
+    cloud.wait(first), cloud.wait(second)
+    service = _service(cloud)
+    shared = _volume(cloud, volume_type=multiattach_type(service))
+    plain, spare = _volume(cloud), _volume(cloud)
+    assert _attach(cloud, first, plain).status_code == 200
+    _until(lambda: _status(cloud, plain) == "in-use", "the plain volume attached")
+    refused = _attach(cloud, second, plain)
+    assert refused.json()["badRequest"]["message"] == (
+        f"Invalid volume: volume {plain} is already attached to instances: {first}"
+    )
+    assert _attach(cloud, first, shared, version="2.59").json()["badRequest"]["message"] == (
+        "Multiattach volumes are only supported starting with compute API version 2.60."
+    )
+    assert _attach(cloud, first, shared, version="2.60").status_code == 200
+    _until(lambda: _status(cloud, shared) == "in-use", "the first attachment")
+    again = _attach(cloud, first, shared, version="2.60")
+    assert (
+        again.json()["badRequest"]["message"] == f"Invalid volume: volume {shared} already attached"
+    )
+    made = _attach(cloud, second, shared, version="2.79", delete_on_termination=True)
+    assert made.status_code == 200
+    _until(lambda: len([a for a in service.attachments_of(shared) if a["status"] == "attached"]) == 2, "both attached")  # fmt: skip
+    assert shared in _guest_volumes(cloud, first) and shared in _guest_volumes(cloud, second)
+    # the connection the hosts got says the disk is shared (KubeVirt: a shareable disk)
+    (host,) = cloud.computes.values()
+    guest = host.host.driver._guest(second)  # type: ignore[attr-defined]
+    assert guest.volumes[shared].connection_info["multiattach"] is True
+    # a swap away from it (Cinder migrating it) is refused while two servers use it
+    service.reset_status(Caller("admin", "admin", True), "volumes", shared, {"migration_status": "migrating"})  # fmt: skip
+    swap = cloud.api.put(f"/v2.1/servers/{first}/os-volume_attachments/{shared}",
+                         {"volumeAttachment": {"volumeId": spare}}, version="2.85")  # fmt: skip
+    assert swap.json()["badRequest"]["message"] == (
+        "Swapping multi-attach volumes with more than one read/write attachment is not supported."
+    )
+    service.reset_status(Caller("admin", "admin", True), "volumes", shared, {"migration_status": None})  # fmt: skip
+    assert _status(cloud, shared) == "in-use" and _status(cloud, spare) == "available"
+    # detach from the first: the second keeps it
+    assert cloud.api.delete(f"/v2.1/servers/{first}/os-volume_attachments/{shared}").status_code == 202  # fmt: skip
+    _until(lambda: shared not in _guest_volumes(cloud, first), "detached from the first")
+    _until(lambda: _status(cloud, shared) == "in-use", "still in use by the second")
+    assert [a["instance_uuid"] for a in service.attachments_of(shared)] == [second]
+    # attach it to the first again, then delete the second (delete_on_termination): the
+    # volume stays, in use by the first
+    assert _attach(cloud, first, shared, version="2.60").status_code == 200
+    _until(lambda: len(service.attachments_of(shared)) == 2 and _status(cloud, shared) == "in-use", "re-attached")  # fmt: skip
+    assert cloud.api.delete(f"/v2.1/servers/{second}").status_code == 204
+    cloud.wait(second, gone=True)
+    assert _status(cloud, shared) == "in-use"
+    assert [a["instance_uuid"] for a in service.attachments_of(shared)] == [first]
+    assert cloud.api.get(f"/v2.1/servers/{first}/os-volume_attachments/{shared}").status_code == 200  # fmt: skip

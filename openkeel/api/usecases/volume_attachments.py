@@ -2,7 +2,8 @@
 (cell DB ``block_device_mapping``) and Cinder's attachments through the volume adapter.
 
 Attach, in Nova's order: the server (404), the policy, the lock (409), the state gate (409),
-the volume (404), already attached to this server (400), the device count (403), a
+the volume (404), already attached to this server or (not multiattach) to another one (400),
+a tag or a multiattach volume for a shelved-offloaded server (400), the device count (403), a
 multiattach volume below 2.60 (400), then Cinder's attachment (its refusal: 400); the mapping
 is written and compute attaches it (a cast: the volume is ``reserved`` until the host has it
 in use). A shelved-offloaded server has no host: the mapping and the attachment are made and
@@ -28,7 +29,7 @@ from openkeel.domain.errors import Conflict, Forbidden, Invalid, NotFound, Servi
 from openkeel.domain.instances import Instance
 from openkeel.domain.states import VmState, ensure_action_allowed
 from openkeel.rpc.messages.compute import AttachVolume, DetachVolume
-from openkeel.volume.adapter import VolumeContext
+from openkeel.volume.adapter import VolumeContext, VolumeInfo
 from openkeel.volume.factory import get_volume_adapter
 
 POLICY = "os_compute_api:os-volumes-attachments:%s"
@@ -51,6 +52,20 @@ def next_device(taken: set[str]) -> str:
             return f"/dev/vd{letter}"
     raise Forbidden("The maximum allowed number of disk devices (26) to attach to a single "
                     "instance has been exceeded.")  # fmt: skip
+
+
+def _check_not_attached(mappings: list[VolumeMapping], inst: Instance, volume: VolumeInfo) -> None:
+    """Nova's _check_volume_already_attached: a volume that is not multiattach has no mapping
+    on any server of the cell (Cinder would refuse too, unless an admin reset its status); a
+    multiattach volume none on this server."""
+    if not mappings:
+        return
+    if not volume.multiattach:
+        servers = " ".join(m.instance_uuid for m in mappings)
+        raise Invalid(f"Invalid volume: volume {volume.id} is already attached to instances: "
+                      f"{servers}")  # fmt: skip
+    if any(m.instance_uuid == inst.uuid for m in mappings):
+        raise Invalid(f"Invalid volume: volume {volume.id} already attached")
 
 
 class ServerVolumes:
@@ -120,9 +135,11 @@ class ServerVolumes:
                           "instances.")  # fmt: skip
         db = self._services.cell_dbs[self._cell(found)]
         with db.connect() as conn:
-            if block_devices.find(conn, inst.uuid, volume.id) is not None:
-                raise Invalid(f"Invalid volume: volume {volume.id} already attached")
+            _check_not_attached(block_devices.of_volume(conn, volume.id), inst, volume)
             taken = block_devices.device_names(conn, inst.uuid)
+        if offloaded and volume.multiattach:
+            raise Invalid("Attaching multiattach volumes is not supported for shelved-offloaded "
+                          "instances.")  # fmt: skip
         limit = self._services.conf.compute.max_disk_devices_to_attach
         if limit >= 0 and len(taken | {"/dev/vda"}) >= limit:
             raise Forbidden(f"The maximum allowed number of disk devices ({limit}) to attach to "

@@ -121,6 +121,8 @@ class VolumesMixin(KubevirtBase):
         namespace = self._claim_namespace(ref, claim)
         image_id = claim.populate.get("image_id")
         spec: JsonObj = {"storage": storage_spec(self.settings, claim.size_gb)}
+        if claim.shared:  # hot-plugged into several VMs, possibly on several nodes
+            spec["storage"]["accessModes"] = ["ReadWriteMany"]
         spec.update(self._populate(claim.populate, namespace))
         labels = {naming.LABEL_MANAGED_BY: naming.MANAGED_BY}
         annotations = {naming.ANNOTATION_VOLUME_ID: claim.volume_id}
@@ -189,7 +191,7 @@ class VolumesMixin(KubevirtBase):
             if running:
                 options = {
                     "name": name,
-                    "disk": hotplug_disk(name, attachment.volume_id),
+                    "disk": hotplug_disk(name, attachment.volume_id, claim.shared),
                     "volumeSource": volume_source(claim, hotpluggable=True),
                 }
                 self._hotplug(instance, "attach_volume", lambda: self.virt_api.add_volume(self._ns(instance), self._name(instance), options))  # fmt: skip
@@ -271,7 +273,7 @@ class VolumesMixin(KubevirtBase):
             disks = [d for d in devices.get("disks", []) or [] if d.get("name") != name]
             if claim is not None:
                 volumes.append({"name": name, **volume_source(claim, hotpluggable=True)})
-                disks.append(hotplug_disk(name, volume_id))
+                disks.append(hotplug_disk(name, volume_id, claim.shared))
             if volumes == tmpl.get("volumes", []) and disks == devices.get("disks", []):
                 return False
             tmpl["volumes"], devices["disks"] = volumes, disks

@@ -176,7 +176,11 @@ class EmbeddedVolumes:
             lambda: self.service.update_attachment(_caller(context), attachment_id, connector),
             AttachmentNotFound(attachment_id),
         )
-        return self.service.connection_info(row) or {}
+        info = self.service.connection_info(row) or {}
+        volume = self.service.store.get("volumes", row["volume_id"])
+        if info and volume is not None and volume["multiattach"]:
+            info["multiattach"] = True  # as Nova's compute adds it (the driver shares the disk)
+        return info
 
     def attachment_complete(self, context: VolumeContext, attachment_id: str) -> None:
         self._run(lambda: self.service.complete_attachment(_caller(context), attachment_id),

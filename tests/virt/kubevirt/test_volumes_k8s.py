@@ -321,6 +321,36 @@ def test_a_volume_the_vm_was_defined_with_unplugs_only_when_stopped(
     assert all(d.get("serial") != "vol-old" for d in tmpl["domain"]["devices"]["disks"])
 
 
+def test_a_multiattach_volume_is_one_shareable_claim_in_two_guests(
+    kube: KubeSession, driver: KubevirtDriver
+) -> None:
+    """Decision 0075: the same DataVolume hot-plugged into two running VMs, the disk
+    ``shareable`` in both, the DataVolume asking ReadWriteMany; unplugging it from one VM
+    leaves it in the other."""
+    first, second = make_spec(), make_spec()
+    driver.spawn(first), driver.spawn(second)
+    volume_id = str(uuid.uuid4())
+    name = naming.volume_claim_name(volume_id)
+    shared = VolumeAttachment(volume_id, "/dev/sdb", {**kubevirt_info(volume_id), "multiattach": True})  # fmt: skip
+    driver.attach_volume(first.ref, shared)
+    driver.attach_volume(second.ref, shared)
+    ns = driver._ns(first.ref)
+    assert driver._ns(second.ref) == ns  # one project: one namespace, one claim
+    dv = kube.client.get(k.DATA_VOLUMES, name, ns)
+    assert dv["spec"]["storage"]["accessModes"] == ["ReadWriteMany"]
+    for spec in (first, second):
+        disk = next(d for d in template(driver, spec)["domain"]["devices"]["disks"] if d["name"] == name)  # fmt: skip
+        assert disk == {"name": name, "disk": {"bus": "scsi"}, "serial": volume_id[:20], "shareable": True}  # fmt: skip
+        vmi = vmi_of(driver, spec)
+        assert vmi is not None
+        status = next(s for s in vmi["status"]["volumeStatus"] if s["name"] == name)
+        assert status["phase"] == "Ready"
+    driver.detach_volume(first.ref, volume_id)
+    assert name not in volume_names(template(driver, first))
+    assert name in volume_names(template(driver, second))
+    assert kube.client.get_or_none(k.DATA_VOLUMES, name, ns) is not None
+
+
 def test_claim_of_connection_info() -> None:
     assert claims.claim_of("v1", {}) == claims.Claim("v1", "volume-v1")
     found = claims.claim_of("v1", kubevirt_info("v1"))
@@ -328,6 +358,7 @@ def test_claim_of_connection_info() -> None:
     assert claims.volume_source(found, hotpluggable=True) == {"dataVolume": {"name": "volume-v1", "hotpluggable": True}}  # fmt: skip
     pvc = claims.claim_of("v2", {"driver_volume_type": "kubevirt", "data": {"claim_name": "csi-7"}})
     assert claims.volume_source(pvc, hotpluggable=False) == {"persistentVolumeClaim": {"claimName": "csi-7"}}  # fmt: skip
+    assert not pvc.shared and claims.claim_of("v3", {"multiattach": True}).shared
 
 
 def _embedded(kube: KubeSession, tmp_path: Path) -> VolumeService:

@@ -3,7 +3,9 @@
 ``driver_volume_type: kubevirt`` connection info names the PVC (or CDI DataVolume) a volume is
 in the server's namespace: ``data {volume_id, claim_name, claim_kind: persistentVolumeClaim |
 dataVolume, namespace (null: the server's), size_gb, populate ({"blank": {}} or {"image_id"}:
-how to make the DataVolume when it is missing)}``. Connection info without a type (a mapping
+how to make the DataVolume when it is missing)}``; ``multiattach: True`` beside ``data`` (a
+multiattach volume, decision 0075) makes the disk ``shareable`` and the DataVolume
+ReadWriteMany, so the same claim can be hot-plugged into several VMs. Connection info without a type (a mapping
 resolved without Cinder) names the PVC ``volume-<id>``; any other type (the all-in-one's
 ``local`` files, a Cinder's iscsi/rbd targets) is not something a pod can mount: NotSupported.
 """
@@ -35,16 +37,17 @@ class Claim:
     namespace: str | None = None  # None: the server's
     size_gb: int | None = None
     populate: Mapping[str, JsonValue] | None = None  # {"blank": {}} | {"image_id": ...}
+    shared: bool = False  # a multiattach volume: in several VMs at once (ReadWriteMany)
 
 
 def claim_of(volume_id: str, connection_info: Mapping[str, JsonValue]) -> Claim:
     """The claim ``connection_info`` names; NotSupported for what a pod cannot mount."""
     kind = connection_info.get("driver_volume_type")
+    shared = connection_info.get("multiattach") is True
     if kind is None:
         legacy = connection_info.get("claim_name")  # a mapping's own (manifests/disks.py)
-        return Claim(
-            volume_id, legacy if isinstance(legacy, str) else naming.volume_claim_name(volume_id)
-        )
+        own = legacy if isinstance(legacy, str) else naming.volume_claim_name(volume_id)
+        return Claim(volume_id, own, shared=shared)
     if kind != DRIVER_VOLUME_TYPE:
         # The all-in-one's simulated volumes are files beside the API (decision 0057); a
         # real Cinder's iSCSI/RBD targets need a CSI driver to become PVCs (decision 0067).
@@ -64,6 +67,7 @@ def claim_of(volume_id: str, connection_info: Mapping[str, JsonValue]) -> Claim:
         namespace if isinstance(namespace, str) and namespace else None,
         size if isinstance(size, int) and size > 0 else None,
         populate if isinstance(populate, Mapping) else None,
+        shared,
     )
 
 
@@ -78,5 +82,10 @@ def volume_source(claim: Claim, *, hotpluggable: bool) -> JsonObj:
     return {claim.kind: source}
 
 
-def hotplug_disk(name: str, volume_id: str) -> JsonObj:
-    return {"name": name, "disk": {"bus": HOTPLUG_BUS}, "serial": volume_id[:SERIAL_LEN]}
+def hotplug_disk(name: str, volume_id: str, shareable: bool = False) -> JsonObj:
+    """A hot-pluggable disk; ``shareable`` (KubeVirt's Disk field) for a multiattach volume,
+    so that several VMs may write the same claim."""
+    disk: JsonObj = {"name": name, "disk": {"bus": HOTPLUG_BUS}, "serial": volume_id[:SERIAL_LEN]}
+    if shareable:
+        disk["shareable"] = True
+    return disk

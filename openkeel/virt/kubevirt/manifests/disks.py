@@ -160,7 +160,7 @@ def _mapped(ctx: _Context, bdm: BlockDevice, name: str, out: Storage) -> None:
             out.volumes.append({"name": name, **claims.volume_source(found, hotpluggable=False)})
         else:
             name = naming.volume_claim_name(bdm.volume_id)
-            out.disks.append(claims.hotplug_disk(name, bdm.volume_id))
+            out.disks.append(claims.hotplug_disk(name, bdm.volume_id, found.shared))
             out.volumes.append({"name": name, **claims.volume_source(found, hotpluggable=True)})
         return
     out.disks.append(_disk(ctx, name, bdm, bdm.boot_index))
