@@ -105,10 +105,13 @@ def test_attach_detach_and_delete_through_cinder(cinder_cloud: Cloud, cinder: Ci
     assert _guest_volumes(cloud, sid) == {data}
     (attached,) = cinder.adapter.get(cinder.demo, data).attachments
     assert (attached.server_id, attached.device) == (sid, "/dev/vdb")
-    # in use and not multiattach: another server is refused (Cinder's 400, Nova's 400)
+    # in use and not multiattach: another server is refused (Nova's own check of its
+    # mappings, before Cinder's: decision 0075)
     elsewhere = _attach(cloud, demo, other, data)
     assert elsewhere.status_code == 400, elsewhere.text
-    assert "Invalid input received" in elsewhere.json()["badRequest"]["message"]
+    assert elsewhere.json()["badRequest"]["message"] == (
+        f"Invalid volume: volume {data} is already attached to instances: {sid}"
+    )
 
     detached = cloud.api.delete(f"/v2.1/servers/{sid}/os-volume_attachments/{data}", **_as(demo))
     assert detached.status_code == 202
