@@ -24,6 +24,10 @@ def test_default_type_and_listing(admin: Cinder, demo: Cinder) -> None:
     listed = {t["name"]: t for t in admin("GET", "/types").json()["volume_types"]}
     assert set(listed) == {"__DEFAULT__", "gold"}
     assert listed["gold"]["qos_specs_id"] is None
+    every = admin("GET", "/types?is_public=None").json()["volume_types"]  # the CLI's lookup
+    assert {t["name"] for t in every} == {"__DEFAULT__", "gold"}
+    private_only = admin("GET", "/types?is_public=false").json()["volume_types"]
+    assert [t["name"] for t in private_only] == ["gold"]
     seen = demo("GET", "/types").json()["volume_types"]
     assert [t["name"] for t in seen] == ["__DEFAULT__"] and "qos_specs_id" not in seen[0]
     assert error(demo("GET", f"/types/{private['id']}"), 404) == (

@@ -36,9 +36,10 @@ def _admin(req: VolumeRequest) -> bool:
 
 def list_types(req: VolumeRequest) -> Reply:
     rows = req.service.types.visible(_admin(req))
-    if req.value("is_public") is not None and _admin(req):
-        wanted = req.flag("is_public")
-        rows = [r for r in rows if r["is_public"] == wanted]
+    wanted = req.value("is_public")  # Cinder's _parse_is_public: "None" lists every type
+    if wanted is not None and wanted.lower() != "none" and _admin(req):
+        public = _boolean("is_public", wanted)
+        rows = [r for r in rows if r["is_public"] == public]
     return Reply({"volume_types": [view(req, r) for r in rows]})
 
 
