@@ -9,7 +9,7 @@
 # credentials from the Keystone admin, one worker, the features the all-in-one offers: two
 # hosts, resize, cold and live migration, its image API registered in Keystone's catalog, its
 # network service (Nova's network proxies and floating IPs on its public network), its volume
-# service (Cinder v3 under /volume)); runs
+# service (Cinder v3 under /volume, with a multiattach volume type)); runs
 # `tempest run --regex REGEX`; prints the totals and the failures grouped by their cause.
 # TEMPEST_VOLUME=cinder uses the real Cinder of scripts/start-cinder.sh (in Keystone's catalog as
 # volumev3) as the all-in-one's volume backend; by default its embedded volume API serves, listed
@@ -105,6 +105,17 @@ IMAGE=$(curl -s -H "X-Auth-Token: $TOKEN" -H 'Content-Type: application/json' \
     "${COMPUTE_URL%/v2.1}/image/v2/images" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["id"])')
 curl -sf -X PUT -H "X-Auth-Token: $TOKEN" -H 'Content-Type: application/octet-stream' \
     --data-binary @"$WORK/disk.raw" "${COMPUTE_URL%/v2.1}/image/v2/images/$IMAGE/file"
+# A multiattach volume type (decision 0075) for tempest's multiattach tests; the real Cinder's
+# test back end cannot place multiattach volumes (its fake driver reports no such capability).
+MULTIATTACH=false
+MULTIATTACH_TYPE=
+if [ "$VOLUME" = embedded ]; then
+    curl -sf -o /dev/null -H "X-Auth-Token: $TOKEN" -H 'Content-Type: application/json' \
+        -d '{"volume_type": {"name": "multiattach", "extra_specs": {"multiattach": "<is> True"}}}' \
+        "${COMPUTE_URL%/v2.1}/volume/v3/types"
+    MULTIATTACH=true
+    MULTIATTACH_TYPE=multiattach
+fi
 # The all-in-one's external network (its floating IP pool), for the floating IP tests.
 PUBLIC=$(curl -s -H "X-Auth-Token: $TOKEN" "${COMPUTE_URL%/v2.1}/networking/v2.0/networks?name=public" \
     | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["networks"][0]["id"])')
@@ -188,6 +199,7 @@ stable_rescue = true
 change_password = true
 attach_encrypted_volume = false
 swap_volume = true
+volume_multiattach = $MULTIATTACH
 personality = false
 [image]
 image_path =
@@ -200,6 +212,7 @@ cinder = true
 swift = false
 [volume]
 catalog_type = $VOLUME_TYPE
+volume_type_multiattach = $MULTIATTACH_TYPE
 [network]
 catalog_type = $NETWORK_TYPE
 public_network_id = $PUBLIC
