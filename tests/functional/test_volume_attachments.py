@@ -259,3 +259,16 @@ def test_a_multiattach_volume_on_two_servers(cloud: Cloud) -> None:
     assert _status(cloud, shared) == "in-use"
     assert [a["instance_uuid"] for a in service.attachments_of(shared)] == [first]
     assert cloud.api.get(f"/v2.1/servers/{first}/os-volume_attachments/{shared}").status_code == 200  # fmt: skip
+
+
+def test_no_multiattach_volume_for_a_shelved_offloaded_server(cloud: Cloud) -> None:
+    sid = cloud.boot("multi-shelved")["id"]
+    cloud.wait(sid)
+    assert cloud.api.post(f"/v2.1/servers/{sid}/action", {"shelve": None}).status_code == 202
+    assert cloud.wait(sid)["status"] == "SHELVED_OFFLOADED"
+    shared = _volume(cloud, volume_type=multiattach_type(_service(cloud)))
+    refused = _attach(cloud, sid, shared, version="2.60")
+    assert refused.json()["badRequest"]["message"] == (
+        "Attaching multiattach volumes is not supported for shelved-offloaded instances."
+    )
+    assert _status(cloud, shared) == "available"
