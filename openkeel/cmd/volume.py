@@ -123,6 +123,7 @@ def cluster_volumes(conf: Any) -> ClusterBacking | None:
     return ClusterVolumes(
         lambda: KubeClient(KubeConfig.load(kube.kubeconfig, kube.kubeconfig_context)),
         kube.namespace_scheme,
+        kube.storage_class or "",
     )
 
 

@@ -25,9 +25,12 @@ LOG = logging.getLogger(__name__)
 class ClusterVolumes:
     """The embedded volume service's DataVolumes in the cluster (its ``ClusterBacking``)."""
 
-    def __init__(self, connect: Callable[[], KubeClient], namespace_scheme: str) -> None:
+    def __init__(
+        self, connect: Callable[[], KubeClient], namespace_scheme: str, storage_class: str = ""
+    ) -> None:
         self._connect = connect
         self._scheme = namespace_scheme
+        self._storage_class = storage_class
 
     def volume_deleted(self, volume_id: str, project_id: str) -> None:
         # CDI's DataVolume owns its PVC: the garbage collector removes that. A claim the
@@ -58,6 +61,36 @@ class ClusterVolumes:
         finally:
             client.close()
 
+    def volume_cloned(self, volume_id: str, source_id: str, size_gb: int, project_id: str) -> bool:
+        """A volume created from another (Cinder's ``source_volid``): its own DataVolume
+        ``volume-<id>``, made now as a CDI clone (``spec.source.pvc``) of the source's, so it
+        holds the source's data as of its creation (Cinder's clone), whatever the source does
+        later. Nothing when the source has no DataVolume (it never reached the cluster: the
+        compute host makes the volume as the source was made). False when the clone could not
+        be requested (the volume is then in error, as a Cinder clone that failed)."""
+        namespace = naming.namespace_for(project_id, self._scheme)
+        source = naming.volume_claim_name(source_id)
+        storage: k.JsonObj = {"resources": {"requests": {"storage": f"{size_gb}Gi"}}}
+        if self._storage_class:
+            storage["storageClassName"] = self._storage_class
+        client = self._connect()
+        try:
+            if client.get_or_none(k.DATA_VOLUMES, source, namespace) is None:
+                return True
+            client.ensure(k.DATA_VOLUMES, {
+                "metadata": {"name": naming.volume_claim_name(volume_id), "namespace": namespace,
+                             "labels": {naming.LABEL_MANAGED_BY: naming.MANAGED_BY},
+                             "annotations": {naming.ANNOTATION_VOLUME_ID: volume_id,
+                                             ANNOTATION_SOURCE_VOLUME_ID: source_id}},
+                "spec": {"source": {"pvc": {"namespace": namespace, "name": source}}, "storage": storage},
+            })  # fmt: skip
+        except KubeError as exc:
+            LOG.warning("Volume %s could not be cloned from volume %s in the cluster: %s", volume_id, source_id, exc)  # fmt: skip
+            return False
+        finally:
+            client.close()
+        return True
+
     def snapshot_deleted(self, snapshot_id: str, project_id: str) -> None:
         self._delete(project_id, snapshot_claim_name(snapshot_id), f"snapshot {snapshot_id}")
 
@@ -73,6 +106,7 @@ class ClusterVolumes:
 
 
 ANNOTATION_SNAPSHOT_ID = f"{naming.DOMAIN}/volume-snapshot-id"
+ANNOTATION_SOURCE_VOLUME_ID = f"{naming.DOMAIN}/source-volume-id"
 
 
 def snapshot_claim_name(snapshot_id: str) -> str:

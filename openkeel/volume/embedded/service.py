@@ -88,6 +88,10 @@ class ClusterBacking(Protocol):
 
     def snapshot_created(self, snapshot_id: str, volume_id: str, project_id: str) -> None: ...
 
+    def volume_cloned(
+        self, volume_id: str, source_id: str, size_gb: int, project_id: str
+    ) -> bool: ...
+
     def snapshot_deleted(self, snapshot_id: str, project_id: str) -> None: ...
 
 
@@ -280,7 +284,11 @@ class VolumeService:
         except Exception:
             self.store.swap("volumes", ident, ("creating",), {"status": "error"})
             raise
-        self.store.swap("volumes", ident, ("creating",), {"status": "available"})
+        status = "available"
+        if self.backing is not None and row["source_volid"]:
+            cloned = self.backing.volume_cloned(ident, row["source_volid"], row["size"], row["project_id"])  # fmt: skip
+            status = "available" if cloned else "error"
+        self.store.swap("volumes", ident, ("creating",), {"status": status})
 
     def update_volume(self, caller: Caller, ident: str, ref: Mapping[str, Any]) -> Row:
         self.volume(caller, ident)
@@ -512,7 +520,9 @@ class VolumeService:
         """How a KubeVirt host makes the volume's DataVolume: from its image, as a CDI clone of
         its snapshot's point-in-time copy (``volume-snapshot-<id>``, made by the backing when
         the snapshot was taken) or, when there is none (the source volume never reached the
-        cluster), as the source volume was made; else blank."""
+        cluster), as the source volume was made; else blank. A volume cloned from another one
+        that was in the cluster has its DataVolume already (the backing's clone, made at
+        creation); otherwise it is made as its source was."""
         if volume.get("image_id"):
             return {"image_id": volume["image_id"]}
         snapshot = self.store.get("snapshots", volume["snapshot_id"]) if volume.get("snapshot_id") else None  # fmt: skip
@@ -520,6 +530,9 @@ class VolumeService:
             source = self.store.get("volumes", snapshot["volume_id"]) or {}
             return {"clone": {"name": f"volume-snapshot-{snapshot['id']}"},
                     "otherwise": self._populate(source)}  # fmt: skip
+        origin = self.store.get("volumes", volume["source_volid"]) if volume.get("source_volid") else None  # fmt: skip
+        if origin is not None:
+            return self._populate(origin)
         return {"blank": {}}
 
     def complete_attachment(self, caller: Caller, ident: str) -> None:

@@ -381,6 +381,17 @@ def _attach_detach(service: VolumeService, driver: KubevirtDriver, spec: Instanc
 CALLER = Caller("project-1", "user-1")
 
 
+def _source_in_cluster(kube: KubeSession, driver: KubevirtDriver, tmp_path: Path) -> tuple[VolumeService, InstanceSpec, str, str]:  # fmt: skip
+    """The embedded volume service, a running server, its namespace and a 1 GiB volume whose
+    DataVolume the server's first attach made."""
+    service = _embedded(kube, tmp_path)
+    source = service.create_volume(CALLER, {"size": 1})["id"]
+    spec = make_spec()
+    driver.spawn(spec)
+    _attach_detach(service, driver, spec, source)
+    return service, spec, driver._ns(spec.ref), source
+
+
 def test_deleting_a_volume_deletes_its_data_volume(
     kube: KubeSession, driver: KubevirtDriver, tmp_path: Path
 ) -> None:
@@ -411,12 +422,7 @@ def test_a_volume_from_a_snapshot_clones_the_snapshots_copy(
     made from the snapshot clones that copy (not blank); one from a snapshot of a volume never
     in the cluster is made as that volume was (here: blank). Deleting the snapshot deletes its
     copy."""
-    service = _embedded(kube, tmp_path)
-    source = service.create_volume(CALLER, {"size": 1})["id"]
-    spec = make_spec()
-    driver.spawn(spec)
-    _attach_detach(service, driver, spec, source)
-    ns = driver._ns(spec.ref)
+    service, spec, ns, source = _source_in_cluster(kube, driver, tmp_path)
     snap = service.create_snapshot(CALLER, {"volume_id": source})["id"]
     copy = kube.client.get(k.DATA_VOLUMES, f"volume-snapshot-{snap}", ns)
     assert copy["spec"]["source"] == {"pvc": {"namespace": ns, "name": naming.volume_claim_name(source)}}  # fmt: skip
@@ -437,3 +443,55 @@ def test_a_volume_from_a_snapshot_clones_the_snapshots_copy(
     for volume_id in (restored, from_bare, source):
         service.delete_volume(CALLER, volume_id, cascade=True)
     service.delete_volume(CALLER, unplugged, cascade=True)
+
+
+def test_a_volume_from_another_volume_is_a_cdi_clone_made_at_creation(
+    kube: KubeSession, driver: KubevirtDriver, tmp_path: Path
+) -> None:
+    """Cinder's ``source_volid`` on KubeVirt (issue 13): the new volume's DataVolume is made
+    when the volume is created, a CDI clone (``spec.source.pvc`` {namespace, name}) of the
+    source's, with the new volume's size, and the first attach keeps it (not blank). It stays
+    when the source is deleted (a clone, not a reference). A volume cloned from one that never
+    reached the cluster is made as the source was (here: blank)."""
+    service, spec, ns, source = _source_in_cluster(kube, driver, tmp_path)
+    clone = service.create_volume(CALLER, {"source_volid": source, "size": 2})
+    assert service.volume(CALLER, clone["id"])["status"] == "available"
+    made = kube.client.get(k.DATA_VOLUMES, naming.volume_claim_name(clone["id"]), ns)
+    assert made["spec"]["source"] == {"pvc": {"namespace": ns, "name": naming.volume_claim_name(source)}}  # fmt: skip
+    assert made["spec"]["storage"]["resources"] == {"requests": {"storage": "2Gi"}}
+    assert made["metadata"]["annotations"][naming.ANNOTATION_VOLUME_ID] == clone["id"]
+    service.delete_volume(CALLER, source)
+    assert kube.client.get_or_none(k.DATA_VOLUMES, naming.volume_claim_name(source), ns) is None
+    _attach_detach(service, driver, spec, clone["id"])
+    kept = kube.client.get(k.DATA_VOLUMES, naming.volume_claim_name(clone["id"]), ns)
+    assert kept["metadata"]["uid"] == made["metadata"]["uid"]
+    assert kept["spec"]["source"] == made["spec"]["source"]
+    assert kept["status"]["phase"] == "Succeeded"
+    # a source that never reached the cluster: nothing made now, the attach makes it as the source
+    unplugged = service.create_volume(CALLER, {"size": 1})["id"]
+    from_unplugged = service.create_volume(CALLER, {"source_volid": unplugged})["id"]
+    assert kube.client.get_or_none(k.DATA_VOLUMES, naming.volume_claim_name(from_unplugged), ns) is None  # fmt: skip
+    _attach_detach(service, driver, spec, from_unplugged)
+    assert kube.client.get(k.DATA_VOLUMES, naming.volume_claim_name(from_unplugged), ns)["spec"]["source"] == {"blank": {}}  # fmt: skip
+    for volume_id in (clone["id"], from_unplugged, unplugged):
+        service.delete_volume(CALLER, volume_id)
+
+
+def test_a_clone_the_cluster_refuses_leaves_the_volume_in_error(
+    kube: KubeSession, driver: KubevirtDriver, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A clone the API server refuses (here a 403 on the create) puts the new volume in error,
+    as a failed Cinder clone, and makes no DataVolume; the source is untouched."""
+    service, _spec, ns, source = _source_in_cluster(kube, driver, tmp_path)
+
+    def refuse(self: k.KubeClient, res: k.Resource, obj: k.JsonObj, namespace: str | None = None) -> k.JsonObj:  # fmt: skip
+        raise k.KubeError(403, "Forbidden", "datavolumes is forbidden")
+
+    monkeypatch.setattr(k.KubeClient, "ensure", refuse)
+    clone = service.create_volume(CALLER, {"source_volid": source})["id"]
+    monkeypatch.undo()
+    assert service.volume(CALLER, clone)["status"] == "error"
+    assert kube.client.get_or_none(k.DATA_VOLUMES, naming.volume_claim_name(clone), ns) is None
+    assert service.volume(CALLER, source)["status"] == "available"
+    for volume_id in (clone, source):
+        service.delete_volume(CALLER, volume_id)
