@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from openkeel.compute import external_events
+from openkeel.compute import external_events, security_groups
 from openkeel.compute.host import ComputeHost
 from openkeel.compute.operations import (
     console,
@@ -83,6 +83,9 @@ class ComputeEndpoint:
 
     def inject_network_info(self, context: CallContext, msg: m.InjectNetworkInfo) -> None:
         pause_ops.inject_network_info(self._host, context, msg.instance_uuid)
+
+    def refresh_instance_security_rules(self, context: CallContext, msg: m.RefreshInstanceSecurityRules) -> None:  # fmt: skip
+        security_groups.refresh_one(self._host, msg.instance_uuid)
 
     def reboot_instance(self, context: CallContext, msg: m.RebootInstance) -> None:
         power.reboot(self._host, context, msg.instance_uuid, msg.reboot_type)

@@ -22,7 +22,14 @@ from oslo_config import cfg
 
 from openkeel.clients.image import ImageService, glance_from_conf
 from openkeel.clients.placement import PlacementClient
-from openkeel.compute import evacuated, periodic_tasks, polls, reconcile, usage_audit
+from openkeel.compute import (
+    evacuated,
+    periodic_tasks,
+    polls,
+    reconcile,
+    security_groups,
+    usage_audit,
+)
 from openkeel.compute.endpoint import ComputeEndpoint
 from openkeel.compute.host import ComputeHost
 from openkeel.compute.lifecycle import LifecycleHandler
@@ -278,6 +285,11 @@ class ComputeService:
             lambda: remote_console.cleanup_expired_console_auth_tokens(host),
             conf.instance_delete_interval,
         )  # fmt: skip  (0: every tick, negative: never)
+        add(
+            "refresh_security_groups",
+            lambda: security_groups.refresh_all(host),
+            host.driver.security_group_refresh_interval,
+        )  # fmt: skip  (negative: never)
         add(
             "recover_stale_operations",
             lambda: reconcile.recover_stale_operations(host),

@@ -116,6 +116,22 @@ OPTS = [
         help="ttlDuration of a snapshot's VirtualMachineExport: KubeVirt deletes an export "
         "left behind (a compute host that died mid-download) after this long.",
     ),
+    cfg.BoolOpt(
+        "security_group_policies",
+        default=True,
+        help="Enforce the security groups of a server's pod-network port as Kubernetes "
+        "NetworkPolicies in its namespace (decision 0077; ICMP and other non TCP/UDP/SCTP "
+        "rules cannot be expressed and stay denied). False: the compute host writes none and "
+        "does not ask for the groups (policies written before stay: delete them with the "
+        "label app.kubernetes.io/managed-by=openkeel,nova.openstack.org/security-group-id).",
+    ),
+    cfg.IntOpt(
+        "security_group_refresh_interval",
+        default=60,
+        help="Seconds between the compute host's refreshes of its servers' NetworkPolicies "
+        "(rule changes, groups added or removed, new members of remote groups reach the "
+        "cluster then); negative: written at build and on addSecurityGroup/removeSecurityGroup only.",
+    ),
     cfg.IntOpt(
         "export_ready_timeout",
         default=600,

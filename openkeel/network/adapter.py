@@ -154,6 +154,20 @@ class NetworkAdapter(abc.ABC):
         port and group as Nova lists them. None without ports."""
         return []
 
+    def port_security_groups(self, instance_uuid: str) -> dict[str, Any]:
+        """What a hypervisor enforcing the groups itself needs (the KubeVirt driver's
+        NetworkPolicies, decision 0077): ``ports`` (port id -> its group ids, none for a port
+        without port security) and ``groups`` (group id -> Neutron's document: ``id``, ``name``,
+        ``security_group_rules`` with ``direction``, ``ethertype``, ``protocol``,
+        ``port_range_min``/``max``, ``remote_ip_prefix``, ``remote_group_id``). Both empty
+        without ports."""
+        return {"ports": {}, "groups": {}}
+
+    def security_group_members(self, group_id: str) -> list[str]:
+        """The servers (device ids of compute ports) whose ports have the group: the sources a
+        rule naming it as remote group lets in."""
+        return []
+
     def add_security_group(self, instance_uuid: str, project_id: str, name: str) -> None:
         """Add the project's group ``name`` (or id) to every port of the server (Nova's
         ``add_to_instance``)."""

@@ -258,6 +258,17 @@ class FlatNetwork(FlatProxies, FlatPortBindings):
                     out.append(nova_group(self.service, group))
         return out
 
+    def port_security_groups(self, instance_uuid: str) -> dict[str, Any]:
+        def groups(ids: list[str]) -> dict[str, Any]:
+            rows = (self.store.get("security_groups", g) for g in ids)
+            return {r["id"]: {**r, "security_group_rules": self.service.rules_of(r["id"])}
+                    for r in rows if r is not None}  # fmt: skip
+
+        return port_groups.port_security(self.store.list("ports", device_id=instance_uuid), groups)
+
+    def security_group_members(self, group_id: str) -> list[str]:
+        return port_groups.members(self.store.list("ports"), group_id)
+
     def add_security_group(self, instance_uuid: str, project_id: str, name: str) -> None:
         ports = self.store.list("ports", device_id=instance_uuid)
         group_id = port_groups.server_group(self.find_security_group, ports, instance_uuid, project_id, name)  # fmt: skip

@@ -229,6 +229,18 @@ class NeutronNetwork(NeutronProxies, NeutronPortBindings, NetworkAdapter):
             if g in groups
         ]
 
+    def port_security_groups(self, instance_uuid: str) -> dict[str, Any]:
+        def groups(ids: list[str]) -> dict[str, Any]:
+            return {g["id"]: g for g in self.client.list("security-groups", {"id": ids})}
+
+        ports = self.client.list("ports", {"device_id": instance_uuid})
+        return port_groups.port_security(ports, groups)
+
+    def security_group_members(self, group_id: str) -> list[str]:
+        # Neutron's port-security-groups-filtering; the result is checked again all the same.
+        ports = self.client.list("ports", {"security_groups": [group_id]})
+        return port_groups.members(ports, group_id)
+
     def add_security_group(self, instance_uuid: str, project_id: str, name: str) -> None:
         ports = self.client.list("ports", {"device_id": instance_uuid})
         group_id = port_groups.server_group(self.find_security_group, ports, instance_uuid, project_id, name)  # fmt: skip

@@ -64,6 +64,23 @@ def removing(ports: Sequence[Port], group_id: str, uuid: str, name: str) -> list
     return out
 
 
+def port_security(ports: Sequence[Port], groups: Callable[[list[str]], Mapping[str, Port]]) -> dict[str, Any]:  # fmt: skip
+    """``NetworkAdapter.port_security_groups`` from the server's ports and a reader of the
+    groups (with their rules) by id."""
+    by_port = {str(p["id"]): [str(g) for g in p.get("security_groups") or ()] for p in ports}
+    wanted = sorted({g for ids in by_port.values() for g in ids})
+    found = groups(wanted) if wanted else {}
+    return {"ports": by_port, "groups": {g: dict(found[g]) for g in wanted if g in found}}
+
+
+def members(ports: Sequence[Port], group_id: str) -> list[str]:
+    """The servers whose ports (among ``ports``) have the group."""
+    return sorted({str(p["device_id"]) for p in ports
+                   if group_id in (p.get("security_groups") or ())
+                   and str(p.get("device_owner") or "").startswith("compute:")
+                   and p.get("device_id")})  # fmt: skip
+
+
 def nova_group(group: Port, rules: Sequence[Port]) -> dict[str, Any]:
     """A Neutron group and its rules in Nova's form (ingress rules only)."""
     return {

@@ -41,6 +41,7 @@ from openkeel.virt.model import (
     MigrationRef,
     NetworkInterface,
     NodeInventory,
+    PortSecurity,
     RebootType,
     SnapshotResult,
     SnapshotTarget,
@@ -422,6 +423,22 @@ class ComputeDriver(abc.ABC):
     def detach_interface(self, instance: InstanceRef, port_id: str) -> None:
         """Hot-unplug a port; succeeds if it is not attached."""
         raise self._not_supported("detach_interface")
+
+    #: Whether the driver enforces the security groups of the servers' ports itself
+    #: (``refresh_security_groups``); False: the network service does, as Neutron's agents
+    #: do for libvirt, and the compute host never asks for the groups.
+    enforces_security_groups: bool = False
+    #: Seconds between the compute host's refreshes of every guest's security groups;
+    #: negative: never (only before the first spawn and on refresh_instance_security_rules).
+    security_group_refresh_interval: int = -1
+
+    def refresh_security_groups(
+        self, instance: InstanceRef, network: Sequence[NetworkInterface], security: PortSecurity
+    ) -> None:
+        """Enforce the security groups of the server's ports (decision 0077): called before
+        the first spawn, on refresh_instance_security_rules and every
+        ``security_group_refresh_interval``. Nothing by default."""
+        return None
 
     # --- consoles and diagnostics ------------------------------------------------------------
 

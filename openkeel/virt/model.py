@@ -78,6 +78,19 @@ class NetworkInterface:
 
 
 @dataclass(frozen=True)
+class PortSecurity:
+    """The security groups of a server's ports, as its network adapter reports them
+    (decision 0077), for a driver that enforces them itself (KubeVirt: NetworkPolicies)."""
+
+    # port id -> the ids of its groups (none: no port security)
+    ports: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # group id -> Neutron's document (``security_group_rules`` with ``direction``...)
+    groups: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
+    # remote group id -> the servers whose ports have it
+    members: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class InstanceRef:
     """Enough to find a guest on the hypervisor: Nova UUID, hypervisor name, owning project."""
 

@@ -7,8 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 from openkeel.api.usecases.server_network import ServerNetworkUseCase
+from openkeel.api.usecases.servers.create import call_context
 from openkeel.api.usecases.servers.lookup import FoundServer
 from openkeel.db.repositories import instances
+from openkeel.rpc.messages.compute import RefreshInstanceSecurityRules
 
 POLICY = "os_compute_api:os-security-groups:%s"
 
@@ -44,6 +46,12 @@ class ServerSecurityGroups(ServerNetworkUseCase):
         names = tuple(dict.fromkeys(g["name"] or g["id"] for g in groups))
         with self._services.cell_dbs[found.cell_uuid].begin() as conn:
             instances.set_security_groups(conn, found.instance, names)
+        # A host whose driver enforces the groups itself (KubeVirt, decision 0077) refreshes
+        # at once; the others ignore it (Neutron's agents filter their ports).
+        compute = getattr(self._services, "compute", None)
+        if compute is not None and found.instance.host:
+            context = call_context(self._context)
+            compute.cast(context, found.instance.host, RefreshInstanceSecurityRules(found.instance.uuid))  # fmt: skip
 
 
 def rule_view(rule: dict[str, Any], source: dict[str, str] | None) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from dataclasses import replace
 from typing import Any
 
 from openkeel import metrics
-from openkeel.compute import config_drive, guest, notifying, port_resources
+from openkeel.compute import config_drive, guest, notifying, port_resources, security_groups
 from openkeel.compute.host import ComputeHost
 from openkeel.compute.operations import boot_volumes
 from openkeel.compute.operations.outcome import GONE, free_allocations, set_error
@@ -113,6 +113,8 @@ def _build(host: ComputeHost, context: CallContext, args: BuildAndRunInstance) -
         # forced (option or image): the server shows it has one, as Nova records it
         host.records.update(uuid, InstanceUpdate(config_drive="True"))
     spec = config_drive.attach(host.conf, instance, spec, network_info)
+    # Before the guest runs, as Neutron filters a port from its binding (decision 0077).
+    security_groups.refresh(host, instance, network_info)
     with plugging_vifs(host, uuid, network_info):
         host.driver.spawn(spec, admin_password=args.admin_password)
     state = host.driver.get_info(spec.ref, use_cache=False).state

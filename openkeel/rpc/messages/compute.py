@@ -108,6 +108,14 @@ class InjectNetworkInfo(InstanceMessage):
 
 
 @dataclass(frozen=True)
+class RefreshInstanceSecurityRules(InstanceMessage):
+    """The server's security groups changed: a driver enforcing them refreshes (cast;
+    decision 0077)."""
+
+    method: ClassVar[str] = "refresh_instance_security_rules"
+
+
+@dataclass(frozen=True)
 class RebootInstance(InstanceMessage):
     """Reboot, ``reboot_type`` SOFT or HARD (cast)."""
 
@@ -627,7 +635,7 @@ class VolumeSnapshotDelete(InstanceMessage):
 MESSAGES = by_method(
     BuildAndRunInstance, TerminateInstance, SoftDeleteInstance, RestoreInstance, StartInstance,
     StopInstance, PauseInstance, UnpauseInstance, SuspendInstance, ResumeInstance,
-    InjectNetworkInfo, RebootInstance, RebuildInstance, PrepResize, ResizeInstance, FinishResize, ConfirmResize,
+    InjectNetworkInfo, RefreshInstanceSecurityRules, RebootInstance, RebuildInstance, PrepResize, ResizeInstance, FinishResize, ConfirmResize,
     RevertResize, FinishRevertResize, LiveMigration, PreLiveMigration,
     RollbackLiveMigrationAtDestination, PostLiveMigrationAtDestination,
     LiveMigrationAbort, LiveMigrationForceComplete, GetConsoleOutput, GetVncConsole,

@@ -86,6 +86,7 @@ VM_SNAPSHOTS = Resource(
 VM_EXPORTS = Resource("export.kubevirt.io", "v1beta1", "virtualmachineexports", "VirtualMachineExport")  # fmt: skip
 DATA_VOLUMES = Resource("cdi.kubevirt.io", "v1beta1", "datavolumes", "DataVolume")
 DATA_SOURCES = Resource("cdi.kubevirt.io", "v1beta1", "datasources", "DataSource")
+NETWORK_POLICIES = Resource("networking.k8s.io", "v1", "networkpolicies", "NetworkPolicy")
 
 
 class KubeError(Exception):

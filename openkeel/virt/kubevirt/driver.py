@@ -37,6 +37,7 @@ from openkeel.virt.kubevirt.migration import ANNOTATION_RESIZE, MigrationMixin
 from openkeel.virt.kubevirt.nodes import NodeCapacity, node_capacity
 from openkeel.virt.kubevirt.passwords import PasswordMixin
 from openkeel.virt.kubevirt.rescue import RescueMixin
+from openkeel.virt.kubevirt.security_groups import SecurityGroupsMixin
 from openkeel.virt.kubevirt.state import ANNOTATION_SUSPENDED, power_state, resource_version
 from openkeel.virt.kubevirt.virtapi import HttpVirtApi, VirtApi
 from openkeel.virt.kubevirt.volumes import VolumesMixin
@@ -66,6 +67,7 @@ class KubevirtDriver(
     DevicesMixin,
     InterfacesMixin,
     ImagesMixin,
+    SecurityGroupsMixin,
 ):
     """One compute host = one Kubernetes node; guests = VirtualMachines pinned to it."""
 
@@ -304,7 +306,9 @@ class KubevirtDriver(
         destroy_vifs: bool = True,
     ) -> None:
         ns, selector = self._ns(instance), naming.server_selector(instance.uuid)
-        kinds = [k.SECRETS, k.DATA_VOLUMES] if destroy_disks else [k.SECRETS]
+        kinds = [k.SECRETS, k.NETWORK_POLICIES]
+        if destroy_disks:
+            kinds.append(k.DATA_VOLUMES)
 
         def remove() -> None:
             for res in kinds:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import replace
 
 import pytest
@@ -14,8 +14,14 @@ import pytest
 from openkeel.virt import errors
 from openkeel.virt.kubevirt import client as k
 from openkeel.virt.kubevirt.driver import KubevirtDriver
-from openkeel.virt.kubevirt.manifests import naming
-from openkeel.virt.model import LifecycleEvent, LifecycleTransition, NetworkInterface
+from openkeel.virt.kubevirt.manifests import naming, netpol
+from openkeel.virt.model import (
+    InstanceSpec,
+    LifecycleEvent,
+    LifecycleTransition,
+    NetworkInterface,
+    PortSecurity,
+)
 from tests.virt.kubevirt import kube_env
 from tests.virt.kubevirt.kube_env import KubeSession
 from tests.virt.kubevirt.test_driver_k8s import make_spec, vm_of, vmi_of
@@ -166,3 +172,80 @@ def test_a_stopped_guest_takes_the_new_interface_at_its_next_start(driver: Kubev
         time.sleep(0.02)
     assert IPAM_PORT.mac_address in driver.get_guest_addresses(spec.ref)
     assert kube_env.session().client.get_or_none(k.VMS, naming.vm_name(spec.uuid), driver._ns(spec.ref))  # fmt: skip
+
+
+def _groups(*rules_of: tuple[str, list[dict[str, object]]]) -> dict[str, Mapping[str, object]]:
+    return {gid: {"id": gid, "name": gid, "security_group_rules": rules} for gid, rules in rules_of}
+
+
+def _tcp(rule_id: str, port: int, prefix: str) -> dict[str, object]:
+    return {"id": rule_id, "direction": "ingress", "ethertype": "IPv4", "protocol": "tcp",
+            "port_range_min": port, "port_range_max": port, "remote_ip_prefix": prefix}  # fmt: skip
+
+
+def _policies(
+    kube: KubeSession, driver: KubevirtDriver, spec: InstanceSpec
+) -> dict[str, k.JsonObj]:
+    found = kube.client.items(k.NETWORK_POLICIES, driver._ns(spec.ref), naming.server_selector(spec.uuid))  # fmt: skip
+    return {p["metadata"]["labels"][netpol.LABEL_SECURITY_GROUP_ID]: p for p in found}
+
+
+def test_security_groups_of_the_pod_port_are_network_policies_kept_in_step(
+    kube: KubeSession, driver: KubevirtDriver
+) -> None:
+    """Decision 0077 on the real kube-apiserver (which validates NetworkPolicy): one policy per
+    group of the pod-network port (the Multus port's group is not covered), updated when a
+    rule changes, deleted when the group leaves the port, untouched when nothing changed,
+    deleted with the server; another server's policies are left alone."""
+    spec = replace(make_spec(), network=(POD_PORT, LAN_PORT))
+    other = replace(make_spec(), network=(POD_PORT,))
+    driver.spawn(spec)
+    groups = _groups(
+        ("g-web", [_tcp("web", 443, "0.0.0.0/0")]),
+        ("g-default", [{"id": "out", "direction": "egress", "ethertype": "IPv4"},
+                       {"id": "peers", "direction": "ingress", "ethertype": "IPv4", "remote_group_id": "g-default"},
+                       {"id": "ping", "direction": "ingress", "ethertype": "IPv4", "protocol": "icmp"}]),
+        ("g-lan", [_tcp("ssh", 22, "192.168.7.0/24")]),
+    )  # fmt: skip
+    security = PortSecurity(
+        ports={"p-pod": ("g-web", "g-default"), "p-lan": ("g-lan",)},
+        groups=groups,
+        members={"g-default": (spec.uuid, other.uuid)},
+    )
+    driver.refresh_security_groups(spec.ref, spec.network, security)
+    driver.refresh_security_groups(other.ref, other.network, PortSecurity({"p-pod": ("g-web",)}, groups))  # fmt: skip
+    made = _policies(kube, driver, spec)
+    assert sorted(made) == ["g-default", "g-web"]
+    web = made["g-web"]["spec"]
+    assert web["podSelector"] == {"matchLabels": {naming.LABEL_SERVER_ID: spec.uuid}}
+    assert web["policyTypes"] == ["Ingress", "Egress"] and "egress" not in web
+    assert web["ingress"] == [{"from": [{"ipBlock": {"cidr": "0.0.0.0/0"}}], "ports": [{"protocol": "TCP", "port": 443}]}]  # fmt: skip
+    default = made["g-default"]
+    assert default["spec"]["ingress"][0]["from"][0]["podSelector"]["matchExpressions"][0]["values"] == sorted([spec.uuid, other.uuid])  # fmt: skip
+    assert "ping: protocol icmp" in default["metadata"]["annotations"][netpol.ANNOTATION_UNMAPPED]
+    # nothing changed: nothing written
+    driver.refresh_security_groups(spec.ref, spec.network, security)
+    again = _policies(kube, driver, spec)
+    assert {g: p["metadata"]["resourceVersion"] for g, p in again.items()} == {g: p["metadata"]["resourceVersion"] for g, p in made.items()}  # fmt: skip
+    # a rule added to g-web, g-default removed from the port (removeSecurityGroup)
+    changed = dict(groups, **_groups(("g-web", [_tcp("web", 443, "0.0.0.0/0"), _tcp("alt", 8443, "10.0.0.0/8")])))  # fmt: skip
+    driver.refresh_security_groups(spec.ref, spec.network, PortSecurity({"p-pod": ("g-web",)}, changed))  # fmt: skip
+    now = _policies(kube, driver, spec)
+    assert sorted(now) == ["g-web"] and len(now["g-web"]["spec"]["ingress"]) == 2
+    # a server without groups on its pod port (port security off): no policy
+    driver.refresh_security_groups(spec.ref, spec.network, PortSecurity({"p-pod": ()}, changed))
+    assert _policies(kube, driver, spec) == {}
+    driver.refresh_security_groups(spec.ref, spec.network, PortSecurity({"p-pod": ("g-web",)}, changed))  # fmt: skip
+    driver.destroy(spec.ref)
+    assert _policies(kube, driver, spec) == {}
+    assert sorted(_policies(kube, driver, other)) == ["g-web"]
+    driver.cleanup(other.ref)
+    assert _policies(kube, driver, other) == {}
+
+
+def test_network_policies_can_be_turned_off(driver: KubevirtDriver) -> None:
+    """``[kubevirt] security_group_policies = false``: the compute host neither asks for the
+    groups nor refreshes them."""
+    assert driver.enforces_security_groups and driver.security_group_refresh_interval == 60
+    driver.settings = replace(driver.settings, security_group_policies=False)
+    assert not driver.enforces_security_groups and driver.security_group_refresh_interval == -1

@@ -44,6 +44,7 @@ from openkeel.virt.model import (
     InstanceSpec,
     MigrationRef,
     NetworkInterface,
+    PortSecurity,
     RebootType,
     SnapshotTarget,
     VolumeAttachment,
@@ -274,6 +275,13 @@ def test_every_operation_with_the_manifest_rbac(sa_client: Recording, applied: A
                                                             "populate": {"blank": {}}}}  # fmt: skip
         source.attach_volume(spec.ref, VolumeAttachment("vol-1", "/dev/sdb", blank))
         source.detach_volume(spec.ref, "vol-1")
+        # security groups of a pod-network port: NetworkPolicies made, updated, deleted
+        source.settings = replace(source.settings, network_mappings={"n-pod": "pod"})
+        pod_port = [replace(PORT, port_id="p-pod", network_id="n-pod")]
+        rules = [{"id": "r", "direction": "ingress", "ethertype": "IPv4", "protocol": "tcp"}]
+        for found in ([], rules):
+            source.refresh_security_groups(spec.ref, pod_port, PortSecurity({"p-pod": ("g",)}, {"g": {"id": "g", "security_group_rules": found}}))  # fmt: skip
+        source.refresh_security_groups(spec.ref, pod_port, PortSecurity())
         source.attach_interface(spec.ref, replace(PORT, port_id="p-2", mac_address="fa:16:3e:00:00:02"))  # fmt: skip
         source.detach_interface(spec.ref, "p-2")
         source.rescue(spec, IMAGE, None)

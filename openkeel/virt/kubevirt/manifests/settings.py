@@ -39,6 +39,9 @@ class KubevirtSettings:
     export_link: str = "external"  # or "internal": which of the export's links to download from
     export_ttl: str = "1h"
     export_ready_timeout: int = 600  # seconds; 0: the driver's own wait
+    # Security groups as NetworkPolicies (decision 0077).
+    security_group_policies: bool = True
+    security_group_refresh_interval: int = 60  # seconds; negative: only at build
 
 
 def settings_from_conf(conf: Any) -> KubevirtSettings:
@@ -58,6 +61,8 @@ def settings_from_conf(conf: Any) -> KubevirtSettings:
         pci_alias_resources=dict(group.pci_alias_resources),
         vgpu_resource_name=group.vgpu_resource_name or None,
         log_serial_console=group.log_serial_console,
+        security_group_policies=group.security_group_policies,
+        security_group_refresh_interval=group.security_group_refresh_interval,
         snapshot_export=group.snapshot_export,
         export_link=group.export_link,
         export_ttl=group.export_ttl,
