@@ -13,6 +13,7 @@ from openkeel.network.adapter import InstanceNetRef
 from openkeel.network.embedded.service import Caller
 from openkeel.network.factory import get_network_adapter
 from openkeel.network.flat import FlatNetwork
+from tests.api.server_fakes import wire
 from tests.api.test_server_ips import SERVER, seed
 from tests.client import ApiClient
 
@@ -105,3 +106,32 @@ def test_a_server_without_ports(api: ApiClient, services: ApiServices) -> None:
     resp = _action(api, "addSecurityGroup", "default")
     assert resp.status_code == 404
     assert "could not be found as device id on any ports" in resp.json()["itemNotFound"]["message"]
+
+
+def test_a_change_is_cast_to_the_servers_host_and_the_adapter_reports_neutrons_rules(
+    api: ApiClient, services: ApiServices
+) -> None:
+    """Decision 0077: add/removeSecurityGroup cast refresh_instance_security_rules to the
+    server's host (a driver enforcing the groups itself refreshes at once); the adapter hands
+    the groups of each port in Neutron's form (egress rules too) and the servers in a group."""
+    seed(services, host="compute-1")
+    network = get_network_adapter(services.conf, services.api_db)
+    assert isinstance(network, FlatNetwork)
+    [vif] = network.allocate_for_instance(InstanceNetRef(SERVER, "demo"), [])
+    _conductor, compute = wire(services)
+    web = network.service.create_security_group(Caller("demo", False), {"name": "web"})
+    assert _action(api, "addSecurityGroup", "web").status_code == 202
+    assert _action(api, "removeSecurityGroup", "web").status_code == 202
+    assert [(name, call["host"], call["instance_uuid"]) for name, call in compute.calls] == [
+        ("refresh_instance_security_rules", "compute-1", SERVER)
+    ] * 2
+    assert _action(api, "addSecurityGroup", "web").status_code == 202
+    found = network.port_security_groups(SERVER)
+    default = next(g for g in found["groups"].values() if g["name"] == "default")
+    assert found["ports"] == {vif["id"]: [default["id"], web["id"]]}
+    directions = sorted(r["direction"] for r in default["security_group_rules"])
+    assert directions == ["egress", "egress", "ingress", "ingress"]
+    assert {r["remote_group_id"] for r in default["security_group_rules"] if r["direction"] == "ingress"} == {default["id"]}  # fmt: skip
+    assert network.security_group_members(default["id"]) == [SERVER]
+    assert network.security_group_members("no-such-group") == []
+    assert network.port_security_groups("no-such-server") == {"ports": {}, "groups": {}}
