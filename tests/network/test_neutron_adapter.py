@@ -187,7 +187,18 @@ def test_security_groups_of_a_server(sandbox: Sandbox, net: NeutronNetwork) -> N
     assert [g["name"] for g in net.instance_security_groups(server.uuid)] == ["web"]
     net.add_security_group(server.uuid, sandbox.project_id, "default")
     assert sorted(g["name"] for g in net.instance_security_groups(server.uuid)) == ["default", "web"]  # fmt: skip
+    # what a driver enforcing the groups is handed (decision 0077): Neutron's own rules
+    found = net.port_security_groups(server.uuid)
+    default = next(g for g in found["groups"].values() if g["name"] == "default")
+    assert {p: sorted(ids) for p, ids in found["ports"].items()} == {vif["id"]: sorted([web["id"], default["id"]])}  # fmt: skip
+    assert {r["direction"] for r in found["groups"][web["id"]]["security_group_rules"]} == {
+        "egress"
+    }
+    assert {r["remote_group_id"] for r in default["security_group_rules"] if r["direction"] == "ingress"} == {default["id"]}  # fmt: skip
+    # the servers in a group: Neutron's port filter by security group
+    assert net.security_group_members(default["id"]) == [server.uuid]
     net.remove_security_group(server.uuid, sandbox.project_id, "web")
+    assert net.security_group_members(web["id"]) == []
     with pytest.raises(errors.InstanceSecurityGroupNotFound):
         net.remove_security_group(server.uuid, sandbox.project_id, "web")
     net.deallocate_for_instance(server)
