@@ -12,6 +12,7 @@ and the members of remote groups, which no one announces).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -49,25 +50,31 @@ def refresh(host: ComputeHost, instance: Instance, network_info: Sequence[Mappin
 
 
 def refresh_one(host: ComputeHost, uuid: str) -> None:
-    """``refresh_instance_security_rules``: one server, now."""
-    try:
+    """``refresh_instance_security_rules``: one server, now, unless an operation is under way
+    (the periodic pass takes it after that)."""
+    with host.locks.hold(uuid), contextlib.suppress(InstanceNotFound):  # deleted: nothing to do
         instance = host.records.get(uuid)
-    except InstanceNotFound:
-        LOG.info("Instance %s disappeared before its security groups were refreshed", uuid)
-        return
-    if instance.host == host.host:
-        refresh(host, instance, instance.network_info)
+        if _idle_here(host, instance):
+            refresh(host, instance, instance.network_info)
 
 
 def refresh_all(host: ComputeHost) -> None:
-    """The periodic task: every server of the host but those being built (the build
-    writes them before its spawn)."""
+    """The periodic task: every idle server of the host. Under the instance's lock and only
+    without a task (as the power state sync), so a delete or an offload that removed the
+    server's policies never has them written back behind it; the operations that spawn
+    write them first."""
     for listed in host.records.on_host(host.host):
-        try:
-            instance = host.records.get(listed.uuid)
-            if instance.host == host.host and instance.vm_state != VmState.BUILDING.value:
-                refresh(host, instance, instance.network_info)
-        except InstanceNotFound:
+        if listed.task_state is not None:
             continue
+        try:
+            refresh_one(host, listed.uuid)
         except Exception:
             LOG.exception("Refreshing the security groups of %s failed", listed.uuid)
+
+
+def _idle_here(host: ComputeHost, instance: Instance) -> bool:
+    return (
+        instance.host == host.host
+        and instance.task_state is None
+        and instance.vm_state not in (VmState.BUILDING.value, VmState.SHELVED_OFFLOADED.value)
+    )

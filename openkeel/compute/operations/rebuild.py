@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from openkeel.compute import config_drive, guest, notifying
+from openkeel.compute import config_drive, guest, notifying, security_groups
 from openkeel.compute.host import ComputeHost
 from openkeel.compute.operations import boot_volumes, reimage, volume_moves
 from openkeel.compute.operations.outcome import bind_ports, set_error
@@ -68,6 +68,8 @@ def rebuild(host: ComputeHost, context: CallContext, msg: RebuildInstance) -> No
         )
         spec = replace(guest.instance_spec(host.conf, instance), block_devices=devices)
         spec = config_drive.attach(host.conf, instance, spec)
+        # The destroy above removed what a driver enforcing the groups wrote (decision 0077).
+        security_groups.refresh(host, instance, instance.network_info)
         # An evacuation onto shared storage (one KubeVirt cluster) takes the guest over.
         if not (msg.recreate and host.driver.take_over(spec)):
             with plugging_vifs(host, uuid, instance.network_info):

@@ -21,7 +21,7 @@ import dataclasses
 import datetime
 import logging
 
-from openkeel.compute import config_drive, guest
+from openkeel.compute import config_drive, guest, security_groups
 from openkeel.compute.host import ComputeHost
 from openkeel.compute.operations import volume_moves
 from openkeel.compute.operations.outcome import (
@@ -147,6 +147,7 @@ def unshelve(host: ComputeHost, context: CallContext, msg: UnshelveInstance) -> 
         if msg.image_id and spec.image is not None:
             # spawn from the shelved image; the server keeps its original image_ref (Nova)
             spec = dataclasses.replace(spec, image=ImageSpec(image_id=msg.image_id))
+        security_groups.refresh(host, instance, instance.network_info)  # decision 0077
         with plugging_vifs(host, uuid, instance.network_info):
             host.driver.spawn(config_drive.attach(host.conf, instance, spec))
         sysmeta = forget_shelved_image(host, context, dict(instance.system_metadata))
