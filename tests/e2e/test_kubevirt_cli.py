@@ -369,15 +369,22 @@ def _pod_address(env: KubeCloud, server_id: str) -> str:
     return str(status["ipAddress"])
 
 
-def test_pod_network_addresses_are_the_guests(cloud_up: KubeCloud) -> None:
-    """A network mapped to the pod network: the server's address is its pod's IP, as the VMI
-    reports it, and follows the guest into its new pod when it live-migrates."""
-    env = cloud_up
+def _pod_network(env: KubeCloud) -> None:
+    """The network ``e2e-podnet``, mapped to the pod network (made once per module)."""
+    if osc(env.cloud, "network", "list", "--name", "e2e-podnet"):
+        return
     osc(env.cloud, "network", "create", "--share", "e2e-podnet")
     # The subnet is the cluster's pod CIDR; the pool the network service allocates from at
     # boot lies where the cluster gives no pod an address.
     osc(env.cloud, "subnet", "create", "--network", "e2e-podnet", "--subnet-range", "10.244.0.0/16",
         "--allocation-pool", "start=10.244.255.2,end=10.244.255.254", "e2e-podnet-v4")  # fmt: skip
+
+
+def test_pod_network_addresses_are_the_guests(cloud_up: KubeCloud) -> None:
+    """A network mapped to the pod network: the server's address is its pod's IP, as the VMI
+    reports it, and follows the guest into its new pod when it live-migrates."""
+    env = cloud_up
+    _pod_network(env)
     created = osc(env.cloud, "server", "create", "--flavor", "m1.tiny", "--image", IMAGE,
                   "--network", "e2e-podnet", "--wait", "e2e-kv-podnet")  # fmt: skip
     sid = created["id"]
@@ -404,6 +411,39 @@ def test_pod_network_addresses_are_the_guests(cloud_up: KubeCloud) -> None:
     wait_for(lambda: shows(second), f"the server to show its new pod's address {second}")
     osc(env.cloud, "server", "delete", "--wait", sid, "--no-output")
     assert osc(env.cloud, "port", "list", "--network", "e2e-podnet") == []
+
+
+def test_security_groups_are_network_policies_kept_in_step(cloud_up: KubeCloud) -> None:
+    """Decision 0077 end to end: a server on the pod network gets its default group as a
+    NetworkPolicy before it runs; ``server add security group`` adds the group's policy (TCP
+    443 from a prefix; its ICMP rule listed as not mappable), ``server remove security group``
+    deletes it, the server's delete deletes the rest."""
+    env = cloud_up
+    _pod_network(env)
+    web = osc(env.cloud, "security", "group", "create", "e2e-kv-web")["id"]
+    osc(env.cloud, "security", "group", "rule", "create", "--protocol", "tcp", "--dst-port", "443",
+        "--remote-ip", "10.1.0.0/16", "e2e-kv-web")  # fmt: skip
+    icmp = osc(env.cloud, "security", "group", "rule", "create", "--protocol", "icmp", "e2e-kv-web")["id"]  # fmt: skip
+    sid = osc(env.cloud, "server", "create", "--flavor", "m1.tiny", "--image", IMAGE,
+              "--network", "e2e-podnet", "--wait", "e2e-kv-sg")["id"]  # fmt: skip
+    selector = f"nova.openstack.org/server-id={sid}"
+
+    def policies() -> dict[str, k.JsonObj]:
+        found = env.client.items(k.NETWORK_POLICIES, env.namespace, selector)
+        return {p["metadata"]["labels"]["nova.openstack.org/security-group-id"]: p for p in found}
+
+    [default] = policies().values()
+    assert default["spec"]["podSelector"] == {"matchLabels": {"nova.openstack.org/server-id": sid}}
+    osc(env.cloud, "server", "add", "security", "group", sid, "e2e-kv-web", "--no-output")
+    wait_for(lambda: web in policies(), "the group's NetworkPolicy")
+    added = policies()[web]
+    assert added["spec"]["ingress"] == [{"from": [{"ipBlock": {"cidr": "10.1.0.0/16"}}], "ports": [{"protocol": "TCP", "port": 443}]}]  # fmt: skip
+    assert icmp in added["metadata"]["annotations"]["nova.openstack.org/unmapped-rules"]
+    osc(env.cloud, "server", "remove", "security", "group", sid, "e2e-kv-web", "--no-output")
+    wait_for(lambda: web not in policies(), "the group's NetworkPolicy to go")
+    osc(env.cloud, "server", "delete", "--wait", sid, "--no-output")
+    assert policies() == {}
+    osc(env.cloud, "security", "group", "delete", "e2e-kv-web", "--no-output")
 
 
 def test_change_password_of_a_server_whose_image_has_the_guest_agent(cloud_up: KubeCloud, tmp_path: Path) -> None:  # fmt: skip
