@@ -833,6 +833,14 @@ def test_volume_add_remove_and_a_cluster_without_hot_plug(
     finally:
         env.virt_api.hotplug.enabled = True
     assert server_status(env, sid, "ACTIVE")
+    # `volume create --source` (issue 13, decision 0077): a CDI clone of the volume's DataVolume
+    copy: str = osc(env.cloud, "volume", "create", "--source", vid, "--size", "2", "e2e-kv-copy")["id"]  # fmt: skip
+    wait_for(lambda: volume_status(env, copy) == "available" or None, "the copy available")
+    cloned = env.client.get(k.DATA_VOLUMES, f"volume-{copy}", env.namespace)["spec"]
+    assert cloned["source"] == {"pvc": {"namespace": env.namespace, "name": claim}}
+    assert cloned["storage"]["resources"] == {"requests": {"storage": "2Gi"}}
+    osc(env.cloud, "volume", "delete", copy, "--no-output")
     osc(env.cloud, "volume", "delete", vid, "--no-output")
     # the volume service deletes the volume's DataVolume with it (decision 0071)
     assert env.client.get_or_none(k.DATA_VOLUMES, claim, env.namespace) is None
+    assert env.client.get_or_none(k.DATA_VOLUMES, f"volume-{copy}", env.namespace) is None
