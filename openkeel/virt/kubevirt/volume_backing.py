@@ -61,13 +61,13 @@ class ClusterVolumes:
         finally:
             client.close()
 
-    def volume_cloned(self, volume_id: str, source_id: str, size_gb: int, project_id: str) -> bool:
+    def volume_cloned(self, volume_id: str, source_id: str, size_gb: int, project_id: str) -> str:
         """A volume created from another (Cinder's ``source_volid``): its own DataVolume
         ``volume-<id>``, made now as a CDI clone (``spec.source.pvc``) of the source's, so it
-        holds the source's data as of its creation (Cinder's clone), whatever the source does
-        later. Nothing when the source has no DataVolume (it never reached the cluster: the
-        compute host makes the volume as the source was made). False when the clone could not
-        be requested (the volume is then in error, as a Cinder clone that failed)."""
+        holds the source's data as of its creation (Cinder's clone). The volume's status:
+        ``creating`` until CDI has cloned it (``clone_status``); ``available`` when the source
+        has no DataVolume (it never reached the cluster: the compute host makes the volume as
+        the source was made); ``error`` when the clone could not be requested."""
         namespace = naming.namespace_for(project_id, self._scheme)
         source = naming.volume_claim_name(source_id)
         storage: k.JsonObj = {"resources": {"requests": {"storage": f"{size_gb}Gi"}}}
@@ -76,7 +76,7 @@ class ClusterVolumes:
         client = self._connect()
         try:
             if client.get_or_none(k.DATA_VOLUMES, source, namespace) is None:
-                return True
+                return "available"
             client.ensure(k.DATA_VOLUMES, {
                 "metadata": {"name": naming.volume_claim_name(volume_id), "namespace": namespace,
                              "labels": {naming.LABEL_MANAGED_BY: naming.MANAGED_BY},
@@ -86,10 +86,26 @@ class ClusterVolumes:
             })  # fmt: skip
         except KubeError as exc:
             LOG.warning("Volume %s could not be cloned from volume %s in the cluster: %s", volume_id, source_id, exc)  # fmt: skip
-            return False
+            return "error"
         finally:
             client.close()
-        return True
+        return "creating"
+
+    def clone_status(self, volume_id: str, project_id: str) -> str:
+        """The status of a volume CDI is cloning: ``available`` once its DataVolume's phase is
+        ``Succeeded``, ``error`` when ``Failed`` or gone, else still ``creating`` (also while
+        the API server cannot be asked)."""
+        namespace = naming.namespace_for(project_id, self._scheme)
+        client = self._connect()
+        try:
+            found = client.get_or_none(k.DATA_VOLUMES, naming.volume_claim_name(volume_id), namespace)  # fmt: skip
+        except KubeError as exc:
+            LOG.warning("The clone of volume %s cannot be looked at: %s", volume_id, exc)
+            return "creating"
+        finally:
+            client.close()
+        phase = ((found or {}).get("status") or {}).get("phase")
+        return {"Succeeded": "available", "Failed": "error"}.get(str(phase), "error" if found is None else "creating")  # fmt: skip
 
     def snapshot_deleted(self, snapshot_id: str, project_id: str) -> None:
         self._delete(project_id, snapshot_claim_name(snapshot_id), f"snapshot {snapshot_id}")

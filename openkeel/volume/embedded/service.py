@@ -90,7 +90,9 @@ class ClusterBacking(Protocol):
 
     def volume_cloned(
         self, volume_id: str, source_id: str, size_gb: int, project_id: str
-    ) -> bool: ...
+    ) -> str: ...
+
+    def clone_status(self, volume_id: str, project_id: str) -> str: ...
 
     def snapshot_deleted(self, snapshot_id: str, project_id: str) -> None: ...
 
@@ -139,15 +141,26 @@ class VolumeService:
 
     def visible(self, caller: Caller, kind: str, all_projects: bool = False) -> list[Row]:
         """The caller's rows of ``kind`` (every project's: admins asking ``all_projects``)."""
-        if caller.is_admin and all_projects:
-            return self.store.list(kind)
-        return self.store.list(kind, project_id=caller.project_id or "")
+        rows = (self.store.list(kind) if caller.is_admin and all_projects
+                else self.store.list(kind, project_id=caller.project_id or ""))  # fmt: skip
+        return [self._settled(r) for r in rows] if kind == "volumes" else rows
 
     def volume(self, caller: Caller, ident: str) -> Row:
         row = self.store.get("volumes", ident)
         if row is None or not self._owned(caller, row):
             raise volume_not_found(ident)
-        return row
+        return self._settled(row)
+
+    def _settled(self, row: Row) -> Row:
+        """A volume the cluster is cloning (``source_volid`` on KubeVirt) is ``creating``
+        until the clone is done: asked of the backing whenever the volume is read."""
+        if row["status"] != "creating" or not row["source_volid"] or self.backing is None:
+            return row
+        status = self.backing.clone_status(row["id"], row["project_id"])
+        if status == "creating":
+            return row
+        settled = self.store.swap("volumes", row["id"], ("creating",), {"status": status})
+        return settled or self.store.get("volumes", row["id"]) or row
 
     def snapshot(self, caller: Caller, ident: str) -> Row:
         row = self.store.get("snapshots", ident)
@@ -286,9 +299,10 @@ class VolumeService:
             raise
         status = "available"
         if self.backing is not None and row["source_volid"]:
-            cloned = self.backing.volume_cloned(ident, row["source_volid"], row["size"], row["project_id"])  # fmt: skip
-            status = "available" if cloned else "error"
-        self.store.swap("volumes", ident, ("creating",), {"status": status})
+            # ``creating`` while the cluster clones it (see _settled), as a Cinder clone
+            status = self.backing.volume_cloned(ident, row["source_volid"], row["size"], row["project_id"])  # fmt: skip
+        if status != "creating":
+            self.store.swap("volumes", ident, ("creating",), {"status": status})
 
     def update_volume(self, caller: Caller, ident: str, ref: Mapping[str, Any]) -> Row:
         self.volume(caller, ident)

@@ -165,6 +165,9 @@ class Simulator:
         self.addressing = sim_network.Addressing()
         self._lock = threading.Lock()
         self.exports = sim_export.ExportController(client)
+        # False: PVC clones stay without a phase, as CDI's while it waits (a source in use);
+        # the test then writes the phase CDI would (Succeeded, Failed).
+        self.clones_proceed = True
         self.watchers = [
             Watcher(client, res, self._guard(handler), name=f"simulator-watch-{res.plural}")
             for res, handler in (
@@ -496,7 +499,7 @@ class Simulator:
             return
         source, ref = spec.get("source", {}), spec.get("sourceRef")
         if "pvc" in source:
-            ready = self.client.get_or_none(k.DATA_VOLUMES, source["pvc"]["name"], source["pvc"]["namespace"]) is not None  # fmt: skip
+            ready = self.clones_proceed and self.client.get_or_none(k.DATA_VOLUMES, source["pvc"]["name"], source["pvc"]["namespace"]) is not None  # fmt: skip
         elif "blank" in source:
             ready = True
         elif ref and ref.get("kind") == "DataSource" and not meta.get("ownerReferences"):

@@ -9,6 +9,7 @@ answering, fails under CI (see kube_env).
 
 from __future__ import annotations
 
+import contextlib
 import time
 import uuid
 from collections.abc import Iterator
@@ -450,13 +451,17 @@ def test_a_volume_from_another_volume_is_a_cdi_clone_made_at_creation(
 ) -> None:
     """Cinder's ``source_volid`` on KubeVirt (issue 13): the new volume's DataVolume is made
     when the volume is created, a CDI clone (``spec.source.pvc`` {namespace, name}) of the
-    source's, with the new volume's size, and the first attach keeps it (not blank). It stays
-    when the source is deleted (a clone, not a reference). A volume cloned from one that never
+    source's with the new volume's size; the volume is ``creating`` until CDI says the clone
+    Succeeded, then ``available``, and the first attach keeps that DataVolume. It stays when
+    the source is deleted (a clone, not a reference). A volume cloned from one that never
     reached the cluster is made as the source was (here: blank)."""
     service, spec, ns, source = _source_in_cluster(kube, driver, tmp_path)
-    clone = service.create_volume(CALLER, {"source_volid": source, "size": 2})
-    assert service.volume(CALLER, clone["id"])["status"] == "available"
-    made = kube.client.get(k.DATA_VOLUMES, naming.volume_claim_name(clone["id"]), ns)
+    with held_clones(kube):
+        clone = service.create_volume(CALLER, {"source_volid": source, "size": 2})
+        made = kube.client.get(k.DATA_VOLUMES, naming.volume_claim_name(clone["id"]), ns)
+        assert service.volume(CALLER, clone["id"])["status"] == "creating"
+        _cdi_phase(kube, made, "Succeeded")
+        assert service.volume(CALLER, clone["id"])["status"] == "available"
     assert made["spec"]["source"] == {"pvc": {"namespace": ns, "name": naming.volume_claim_name(source)}}  # fmt: skip
     assert made["spec"]["storage"]["resources"] == {"requests": {"storage": "2Gi"}}
     assert made["metadata"]["annotations"][naming.ANNOTATION_VOLUME_ID] == clone["id"]
@@ -466,14 +471,43 @@ def test_a_volume_from_another_volume_is_a_cdi_clone_made_at_creation(
     kept = kube.client.get(k.DATA_VOLUMES, naming.volume_claim_name(clone["id"]), ns)
     assert kept["metadata"]["uid"] == made["metadata"]["uid"]
     assert kept["spec"]["source"] == made["spec"]["source"]
-    assert kept["status"]["phase"] == "Succeeded"
     # a source that never reached the cluster: nothing made now, the attach makes it as the source
     unplugged = service.create_volume(CALLER, {"size": 1})["id"]
     from_unplugged = service.create_volume(CALLER, {"source_volid": unplugged})["id"]
+    assert service.volume(CALLER, from_unplugged)["status"] == "available"
     assert kube.client.get_or_none(k.DATA_VOLUMES, naming.volume_claim_name(from_unplugged), ns) is None  # fmt: skip
     _attach_detach(service, driver, spec, from_unplugged)
     assert kube.client.get(k.DATA_VOLUMES, naming.volume_claim_name(from_unplugged), ns)["spec"]["source"] == {"blank": {}}  # fmt: skip
     for volume_id in (clone["id"], from_unplugged, unplugged):
+        service.delete_volume(CALLER, volume_id)
+
+
+@contextlib.contextmanager
+def held_clones(kube: KubeSession) -> Iterator[None]:
+    """CDI's stand-in leaves PVC clones pending (as while a guest holds the source)."""
+    kube.simulator.clones_proceed = False
+    try:
+        yield
+    finally:
+        kube.simulator.clones_proceed = True
+
+
+def _cdi_phase(kube: KubeSession, dv: k.JsonObj, phase: str) -> None:
+    meta = dv["metadata"]
+    kube.client.patch(k.DATA_VOLUMES, meta["name"], {"status": {"phase": phase}}, meta["namespace"], sub="status")  # fmt: skip
+
+
+def test_a_failed_clone_is_a_volume_in_error(
+    kube: KubeSession, driver: KubevirtDriver, tmp_path: Path
+) -> None:
+    """CDI reports the clone Failed: the volume, listed or shown, is in error."""
+    service, _spec, ns, source = _source_in_cluster(kube, driver, tmp_path)
+    with held_clones(kube):
+        clone = service.create_volume(CALLER, {"source_volid": source})["id"]
+        assert [v["status"] for v in service.visible(CALLER, "volumes") if v["id"] == clone] == ["creating"]  # fmt: skip
+        _cdi_phase(kube, kube.client.get(k.DATA_VOLUMES, naming.volume_claim_name(clone), ns), "Failed")  # fmt: skip
+        assert [v["status"] for v in service.visible(CALLER, "volumes") if v["id"] == clone] == ["error"]  # fmt: skip
+    for volume_id in (clone, source):
         service.delete_volume(CALLER, volume_id)
 
 
