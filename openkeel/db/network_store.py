@@ -28,6 +28,7 @@ from openkeel.db.network_tables import (
     qos_bindings_table,
     qos_policies_table,
     qos_rules_table,
+    routers_table,
     security_group_rules_table,
     security_groups_table,
     subnets_table,
@@ -45,6 +46,7 @@ TABLES: dict[str, sa.Table] = {
     "qos_policies": qos_policies_table,
     "qos_rules": qos_rules_table,
     "qos_bindings": qos_bindings_table,
+    "routers": routers_table,
 }
 # Columns stored as JSON text, with their empty value.
 _JSON: dict[str, Any] = {

@@ -143,6 +143,19 @@ floating_ips_table = sa.Table(
         sa.Column("status", sa.String(16), nullable=False, default="DOWN"),
     ),
 )
+# Routers (Neutron's l3 + ext-gw-mode): the gateway is a port on the external network whose id
+# is ``gw_port_id``; interfaces are ports whose device_id is the router's.
+routers_table = sa.Table(
+    "openkeel_net_routers",
+    metadata,
+    *_common(
+        sa.Column("admin_state_up", sa.Boolean, nullable=False, default=True),
+        sa.Column("status", sa.String(16), nullable=False, default="ACTIVE"),
+        sa.Column("gw_network_id", sa.String(36)),
+        sa.Column("gw_port_id", sa.String(36)),
+        sa.Column("enable_snat", sa.Boolean, nullable=False, default=True),
+    ),
+)
 
 # QoS (decision 0076): policies, their minimum bandwidth / packet rate rules, and which
 # network or port a policy is attached to (Neutron's qos_{network,port}_policy_bindings:

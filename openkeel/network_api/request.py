@@ -57,6 +57,16 @@ class NetworkRequest:
             out[name] = attrs[name](name, value)
         return out
 
+    def json_object(self) -> dict[str, Any]:
+        """The body as a JSON object (an action's body, e.g. a router interface's)."""
+        try:
+            document = orjson.loads(self.body) if self.body else None
+        except orjson.JSONDecodeError as exc:
+            raise BadRequest("Malformed request body") from exc
+        if not isinstance(document, dict):
+            raise BadRequest("Malformed request body")
+        return document
+
     def filters(self) -> list[tuple[str, str]]:
         return [(k, v) for k, v in self.query if k not in _CONTROL]
 

@@ -157,3 +157,20 @@ def qos_rule(row: Row) -> dict[str, Any]:
     amount = qos.RULE_TYPES[row["type"]]
     return {"id": row["id"], "qos_policy_id": row["qos_policy_id"], "type": row["type"],
             "direction": row["direction"], amount: row[amount]}  # fmt: skip
+
+
+def router(row: Row, caller: Caller, service: NetworkService) -> dict[str, Any]:
+    gateway: dict[str, Any] | None = None
+    if row["gw_network_id"]:
+        port = service.store.get("ports", row["gw_port_id"]) if row["gw_port_id"] else None
+        fixed = [{"subnet_id": f["subnet_id"], "ip_address": f["ip_address"]}
+                 for f in (port["fixed_ips"] if port else [])]  # fmt: skip
+        gateway = {"network_id": row["gw_network_id"], "enable_snat": row["enable_snat"],
+                   "external_fixed_ips": fixed}  # fmt: skip
+    return {
+        **_standard(row),
+        "admin_state_up": row["admin_state_up"],
+        "status": row["status"],
+        "external_gateway_info": gateway,
+        "routes": [],
+    }

@@ -109,6 +109,6 @@ def test_quota_is_enforced(demo: Neutron) -> None:
 def test_extensions_and_discovery(demo: Neutron, client: object) -> None:
     aliases = {e["alias"] for e in demo("GET", "/extensions").json()["extensions"]}
     assert {"security-group", "external-net", "binding", "quotas", "port-security"} <= aliases
-    assert demo("GET", "/extensions/router").status_code == 404
+    assert demo("GET", "/extensions/bgp").status_code == 404
     versions = demo.client.request("GET", "/networking/", token=None).json()
     assert versions["versions"][0]["id"] == "v2.0"

@@ -71,6 +71,7 @@ def not_found(resource: str, ident: str) -> NotFound:
         "floatingip": ("FloatingIPNotFound", f"Floating IP {ident} could not be found"),
         "qos_policy": ("QosPolicyNotFound", f"QoS policy {ident} could not be found."),
         "qos_rule": ("QosRuleNotFound", f"QoS rule {ident} could not be found."),
+        "router": ("RouterNotFound", f"Router {ident} could not be found"),
     }  # fmt: skip
     kind, message = words[resource]
     return NotFound(message, kind)

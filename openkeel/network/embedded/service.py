@@ -26,6 +26,7 @@ from openkeel.network.embedded.faults import (
     BadRequest,
     Conflict,
     InvalidInput,
+    NotFound,
     PolicyNotAuthorized,
     not_found,
 )
@@ -39,7 +40,10 @@ QUOTAS = {
 _QUOTA_KINDS = {
     "networks": "network", "subnets": "subnet", "ports": "port", "floatingips": "floatingip",
     "security_groups": "security_group", "security_group_rules": "security_group_rule",
+    "routers": "router",
 }  # fmt: skip
+ROUTER_INTERFACE = "network:router_interface"
+ROUTER_GATEWAY = "network:router_gateway"
 PROTOCOLS = {
     "ah": 51, "dccp": 33, "egp": 8, "esp": 50, "gre": 47, "icmp": 1, "icmpv6": 58, "igmp": 2,
     "ipip": 4, "ipv6-encap": 41, "ipv6-frag": 44, "ipv6-icmp": 58, "ipv6-nonxt": 59,
@@ -97,7 +101,7 @@ class NetworkService:
         singular = {"networks": "network", "subnets": "subnet", "ports": "port",
                     "security_groups": "security_group", "floatingips": "floatingip",
                     "security_group_rules": "security_group_rule",
-                    "qos_policies": "qos_policy"}[kind]  # fmt: skip
+                    "qos_policies": "qos_policy", "routers": "router"}[kind]  # fmt: skip
         if row is None or not self._visible(caller, kind, row):
             raise not_found(singular, ident)
         return row
@@ -182,7 +186,8 @@ class NetworkService:
         if not self._owned(caller, row):
             raise PolicyNotAuthorized("rule:delete_network")
         in_use = [p for p in self.store.list("ports", network_id=ident)
-                  if not p["device_owner"].startswith("network:")]  # fmt: skip
+                  if not p["device_owner"].startswith("network:")
+                  or p["device_owner"] in (ROUTER_INTERFACE, ROUTER_GATEWAY)]  # fmt: skip
         if in_use or self.store.list("floatingips", floating_network_id=ident):
             raise Conflict(
                 f"Unable to complete operation on network {ident}. There are one or more "
@@ -559,6 +564,8 @@ class NetworkService:
         if fixed is None or fixed not in addresses:
             raise BadRequest(f"Bad floatingip request: Port {port['id']} does not have fixed ip "
                              f"{fixed}.")  # fmt: skip
+        subnet_id = next(f["subnet_id"] for f in port["fixed_ips"] if f["ip_address"] == fixed)
+        self._check_reachable(str(ref["floating_network_id"]), subnet_id, port["id"])
         for other in self.store.list("floatingips", port_id=port["id"]):
             if other["fixed_ip_address"] == fixed and other["id"] != ref.get("id"):
                 raise Conflict(f"Cannot associate floating IP {other['floating_ip_address']} "
@@ -567,11 +574,24 @@ class NetworkService:
                                f"{other['floating_network_id']}.", "FloatingIPPortAlreadyAssociated")  # fmt: skip
         return {"port_id": port["id"], "fixed_ip_address": fixed, "status": "ACTIVE"}
 
+    def _check_reachable(self, network_id: str, subnet_id: str, port_id: str) -> None:
+        """Neutron's rule: a router with a gateway on the floating IP's network and an
+        interface on the port's subnet."""
+        for router in self.store.list("routers", gw_network_id=network_id):
+            for port in self.store.list("ports", device_id=router["id"],
+                                        device_owner=ROUTER_INTERFACE):  # fmt: skip
+                if any(f["subnet_id"] == subnet_id for f in port["fixed_ips"]):
+                    return
+        raise NotFound(f"External network {network_id} is not reachable from subnet "
+                       f"{subnet_id}.  Therefore, cannot associate Port {port_id} with a "
+                       "Floating IP.", "ExternalGatewayForFloatingIPNotFound")  # fmt: skip
+
     def update_floating_ip(self, caller: Caller, ident: str, ref: Mapping[str, Any]) -> Row:
-        self._find(caller, "floatingips", ident)
+        fip = self._find(caller, "floatingips", ident)
         values: dict[str, Any] = {}
         if "port_id" in ref:
-            values.update(self._association(caller, {**ref, "id": ident}))
+            ref = {**ref, "id": ident, "floating_network_id": fip["floating_network_id"]}
+            values.update(self._association(caller, ref))
         if "description" in ref:
             values["description"] = ref["description"] or ""
         before = self.store.get("floatingips", ident)
@@ -586,6 +606,196 @@ class NetworkService:
         self.store.release(ident)
         if fip["port_id"]:
             self._changed(self.store.get("ports", fip["port_id"]))
+
+    # -- routers ------------------------------------------------------------------------------
+
+    def create_router(self, caller: Caller, ref: Mapping[str, Any]) -> Row:
+        project = self._project_of(caller, ref)
+        self._check_quota("routers", project)
+        router = self.store.insert("routers", {
+            "id": new_id(), "name": ref.get("name") or "", "project_id": project,
+            "description": ref.get("description") or "",
+            "admin_state_up": ref.get("admin_state_up", True), "status": "ACTIVE",
+        })  # fmt: skip
+        if ref.get("external_gateway_info"):
+            try:
+                return self._set_gateway(caller, router, ref["external_gateway_info"])
+            except Exception:
+                self.store.delete("routers", router["id"])
+                raise
+        return router
+
+    def update_router(self, caller: Caller, ident: str, ref: Mapping[str, Any]) -> Row:
+        router = self._find(caller, "routers", ident)
+        values = {k: ref[k] for k in ("name", "description", "admin_state_up") if k in ref}
+        if "external_gateway_info" in ref:
+            router = self._set_gateway(caller, router, ref["external_gateway_info"] or {})
+        return self._updated("routers", ident, values)
+
+    def _set_gateway(self, caller: Caller, router: Row, info: Mapping[str, Any]) -> Row:
+        """Set, change or clear (``{}``) the router's gateway port."""
+        if not isinstance(info, Mapping):
+            raise BadRequest("Invalid input for external_gateway_info. Reason: "
+                             f"'{info}' is not a dictionary.")  # fmt: skip
+        network_id = info.get("network_id")
+        snat = info.get("enable_snat", True)
+        if "enable_snat" in info and not caller.is_admin:
+            raise PolicyNotAuthorized("rule:create_router:external_gateway_info:enable_snat")
+        if info.get("external_fixed_ips") and not caller.is_admin:
+            raise PolicyNotAuthorized("rule:create_router:external_gateway_info:external_fixed_ips")
+        if network_id:
+            network = self._find(caller, "networks", str(network_id))
+            if not network["external"]:
+                raise BadRequest(f"Bad router request: Network {network_id} is not an external "
+                                 "network.")  # fmt: skip
+            if network_id == router["gw_network_id"] and not info.get("external_fixed_ips"):
+                return self._updated("routers", router["id"], {"enable_snat": bool(snat)})
+        if router["gw_port_id"]:
+            if network_id != router["gw_network_id"]:
+                self._check_gateway_unused(router)
+            gone = self.store.get("ports", router["gw_port_id"])
+            if gone is not None:
+                self._delete_port_row(gone)
+        values: dict[str, Any] = {"gw_network_id": None, "gw_port_id": None, "enable_snat": True}
+        if network_id:
+            port = self._gateway_port(router, str(network_id), info)
+            values = {"gw_network_id": network_id, "gw_port_id": port["id"],
+                      "enable_snat": bool(snat)}  # fmt: skip
+        return self._updated("routers", router["id"], values)
+
+    def _gateway_port(self, router: Row, network_id: str, info: Mapping[str, Any]) -> Row:
+        network = self.store.get("networks", network_id)
+        assert network is not None
+        port_id = new_id()
+        fixed = self._claim_fixed_ips(network, port_id, info.get("external_fixed_ips") or None)
+        if not fixed:
+            raise Conflict(f"No more IP addresses available on network {network_id}.",
+                           "IpAddressGenerationFailure")  # fmt: skip
+        # Neutron's gateway port belongs to no project (only admins list it).
+        return self.store.insert("ports", {
+            "id": port_id, "name": "", "project_id": "", "description": "",
+            "network_id": network_id, "mac_address": random_mac(), "status": "ACTIVE",
+            "device_id": router["id"], "device_owner": ROUTER_GATEWAY, "fixed_ips": fixed,
+            "security_groups": [], "port_security_enabled": False,
+        })  # fmt: skip
+
+    def _check_gateway_unused(self, router: Row) -> None:
+        """A gateway serving floating IPs cannot go (Neutron's RouterExternalGatewayInUseByFloatingIp)."""
+        subnets = {f["subnet_id"] for p in self.store.list("ports", device_id=router["id"],
+                                                            device_owner=ROUTER_INTERFACE)
+                   for f in p["fixed_ips"]}  # fmt: skip
+        for fip in self.store.list("floatingips", floating_network_id=router["gw_network_id"]):
+            port = self.store.get("ports", fip["port_id"]) if fip["port_id"] else None
+            if port and any(f["subnet_id"] in subnets for f in port["fixed_ips"]):
+                raise Conflict(f"Gateway cannot be updated for router {router['id']}, since a "
+                               f"gateway to external network {router['gw_network_id']} is "
+                               "required by one or more floating IPs.",
+                               "RouterExternalGatewayInUseByFloatingIp")  # fmt: skip
+
+    def delete_router(self, caller: Caller, ident: str) -> None:
+        router = self._find(caller, "routers", ident)
+        if self.store.list("ports", device_id=ident, device_owner=ROUTER_INTERFACE):
+            raise Conflict(f"Router {ident} still has ports", "RouterInUse")
+        if router["gw_port_id"]:
+            self._check_gateway_unused(router)
+            port = self.store.get("ports", router["gw_port_id"])
+            if port is not None:
+                self._delete_port_row(port)
+        self.store.delete("routers", ident)
+
+    def router_interfaces(self, router_id: str) -> list[Row]:
+        return self.store.list("ports", device_id=router_id, device_owner=ROUTER_INTERFACE)
+
+    def add_router_interface(self, caller: Caller, ident: str, ref: Mapping[str, Any]) -> Row:
+        """The interface document Neutron answers (id, port_id, subnet_id(s), project)."""
+        router = self._find(caller, "routers", ident)
+        subnet_id, port_id = ref.get("subnet_id"), ref.get("port_id")
+        if not subnet_id and not port_id:
+            raise BadRequest("Bad router request: Either subnet_id or port_id must be specified.")
+        if subnet_id and port_id:
+            raise BadRequest("Bad router request: Cannot specify both subnet-id and port-id.")
+        held = {f["subnet_id"] for p in self.router_interfaces(ident) for f in p["fixed_ips"]}
+        if port_id:
+            port = self._find(caller, "ports", str(port_id))
+            if port["device_id"] or port["device_owner"]:
+                raise Conflict(f"Unable to complete operation on port {port_id} for network "
+                               f"{port['network_id']}. Port already has an attached device "
+                               f"{port['device_id']}.", "PortInUse")  # fmt: skip
+            if not port["fixed_ips"]:
+                raise BadRequest("Bad router request: Router port must have at least one "
+                                 "fixed IP.")  # fmt: skip
+            for f in port["fixed_ips"]:
+                if f["subnet_id"] in held:
+                    raise BadRequest(f"Bad router request: Router already has a port on subnet "
+                                     f"{f['subnet_id']}.")  # fmt: skip
+            port = self._updated("ports", port["id"], {
+                "device_id": ident, "device_owner": ROUTER_INTERFACE, "status": "ACTIVE"})  # fmt: skip
+        else:
+            subnet = self._find(caller, "subnets", str(subnet_id))
+            if not subnet["gateway_ip"]:
+                raise BadRequest("Bad router request: Subnet for router interface must have a "
+                                 "gateway IP.")  # fmt: skip
+            if subnet["id"] in held:
+                raise BadRequest(f"Bad router request: Router already has a port on subnet "
+                                 f"{subnet['id']}.")  # fmt: skip
+            network = self.store.get("networks", subnet["network_id"])
+            assert network is not None
+            new_port = new_id()
+            # The gateway address: no port may take it but the router's interface.
+            if not self.store.claim(network["id"], subnet["id"], subnet["gateway_ip"], new_port):
+                raise Conflict(f"Unable to complete operation for network {network['id']}. The "
+                               f"IP address {subnet['gateway_ip']} is in use.", "IpAddressInUse")  # fmt: skip
+            fixed = [{"subnet_id": subnet["id"], "ip_address": subnet["gateway_ip"]}]
+            port = self.store.insert("ports", {
+                "id": new_port, "name": "", "project_id": router["project_id"],
+                "description": "", "network_id": network["id"], "mac_address": random_mac(),
+                "status": "ACTIVE", "device_id": ident, "device_owner": ROUTER_INTERFACE,
+                "fixed_ips": fixed, "security_groups": [], "port_security_enabled": False,
+            })  # fmt: skip
+        return self._interface_info(router, port)
+
+    def remove_router_interface(self, caller: Caller, ident: str, ref: Mapping[str, Any]) -> Row:
+        router = self._find(caller, "routers", ident)
+        subnet_id, port_id = ref.get("subnet_id"), ref.get("port_id")
+        if not subnet_id and not port_id:
+            raise BadRequest("Bad router request: Either subnet_id or port_id must be specified.")
+        ports = self.router_interfaces(ident)
+        if port_id:
+            port = next((p for p in ports if p["id"] == port_id), None)
+            if port is None:
+                raise NotFound(f"Router {ident} does not have an interface with id {port_id}",
+                               "RouterInterfaceNotFound")  # fmt: skip
+            if subnet_id and all(f["subnet_id"] != subnet_id for f in port["fixed_ips"]):
+                raise Conflict(f"Subnet {subnet_id} is not associated with port {port_id}.",
+                               "SubnetMismatchForPort")  # fmt: skip
+        else:
+            self._find(caller, "subnets", str(subnet_id))
+            port = next((p for p in ports
+                         if any(f["subnet_id"] == subnet_id for f in p["fixed_ips"])), None)  # fmt: skip
+            if port is None:
+                raise NotFound(f"Router {ident} has no interface on subnet {subnet_id}",
+                               "RouterInterfaceNotFoundForSubnet")  # fmt: skip
+        if router["gw_port_id"]:
+            self._check_interface_unused(router, port)
+        self._delete_port_row(port)
+        return self._interface_info(router, port)
+
+    def _check_interface_unused(self, router: Row, port: Row) -> None:
+        subnets = {f["subnet_id"] for f in port["fixed_ips"]}
+        for fip in self.store.list("floatingips", floating_network_id=router["gw_network_id"]):
+            held = self.store.get("ports", fip["port_id"]) if fip["port_id"] else None
+            if held and any(f["subnet_id"] in subnets for f in held["fixed_ips"]):
+                subnet = next(iter(subnets))
+                raise Conflict(f"Router interface for subnet {subnet} on router {router['id']} "
+                               "cannot be deleted, as it is required by one or more floating "
+                               "IPs.", "RouterInterfaceInUseByFloatingIP")  # fmt: skip
+
+    def _interface_info(self, router: Row, port: Row) -> Row:
+        subnets = [f["subnet_id"] for f in port["fixed_ips"]]
+        return {"id": router["id"], "tenant_id": router["project_id"],
+                "project_id": router["project_id"], "port_id": port["id"],
+                "network_id": port["network_id"], "subnet_id": subnets[0] if subnets else None,
+                "subnet_ids": subnets}  # fmt: skip
 
     # -- helpers ------------------------------------------------------------------------------
 
@@ -615,15 +825,23 @@ class NetworkService:
         })  # fmt: skip
 
     def bootstrap(self, project_id: str, private: Mapping[str, Any]) -> None:
-        """The all-in-one's networks: ``private`` (shared: every project boots on it) and
-        ``public`` (external, for floating IPs, devstack's 172.24.4.0/24). Nothing changes
-        when they exist."""
+        """The all-in-one's networks: ``private`` (shared: every project boots on it),
+        ``public`` (external, for floating IPs, devstack's 172.24.4.0/24) and ``router1``
+        between them (what makes a floating IP reach ``private``). Nothing changes when they
+        exist."""
         self.ensure_network(project_id, private)
-        if not self.store.list("networks", name="public", external=True):
-            admin = Caller(project_id, True)
+        admin = Caller(project_id, True)
+        publics = self.store.list("networks", name="public", external=True)
+        if not publics:
             public = self.create_network(admin, {"name": "public", "router:external": True})
             self.create_subnet(admin, {"network_id": public["id"], "name": "public-subnet",
                                        "cidr": "172.24.4.0/24"})  # fmt: skip
+            publics = [public]
+        if not self.store.list("routers", name="router1", project_id=project_id):
+            router = self.create_router(admin, {
+                "name": "router1", "external_gateway_info": {"network_id": publics[0]["id"]}})  # fmt: skip
+            for subnet in self.store.list("subnets", network_id=str(private["id"])):
+                self.add_router_interface(admin, router["id"], {"subnet_id": subnet["id"]})
 
 
 def _same(field: str, stored: Any, wanted: Any) -> bool:

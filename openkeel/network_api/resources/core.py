@@ -122,7 +122,27 @@ KINDS = (
         (), lambda r, c, s: views.qos_policy(r, s),
         qos.create_policy, qos.update_policy, qos.delete_policy, path="qos/policies",
     ),
+    Kind(
+        "routers", "router",
+        {**_STD, "admin_state_up": boolean, "external_gateway_info": anything,
+         "routes": listing()},
+        (), lambda r, c, s: views.router(r, c, s),
+        NetworkService.create_router, NetworkService.update_router, NetworkService.delete_router,
+    ),
 )  # fmt: skip
+
+
+def _interface(add: bool) -> Callable[[NetworkRequest], Reply]:
+    """PUT /v2.0/routers/{id}/add_router_interface and remove_router_interface."""
+
+    def handler(req: NetworkRequest) -> Reply:
+        ref = req.json_object()
+        verb = (
+            NetworkService.add_router_interface if add else NetworkService.remove_router_interface
+        )
+        return Reply(verb(req.service, req.caller, req.params["id"], ref))
+
+    return handler
 
 
 def _matches(item: Mapping[str, Any], filters: list[tuple[str, str]]) -> bool:
@@ -215,3 +235,5 @@ def register(table: RouteTable) -> None:
         if kind.update is not None:
             table.add("PUT", kind.url + "/{id}", Endpoint(verbs["update"]))
         table.add("DELETE", kind.url + "/{id}", Endpoint(verbs["delete"]))
+    table.add("PUT", "/v2.0/routers/{id}/add_router_interface", Endpoint(_interface(True)))
+    table.add("PUT", "/v2.0/routers/{id}/remove_router_interface", Endpoint(_interface(False)))

@@ -24,7 +24,9 @@ EXTENSIONS = (
     ("qos", "Quality of Service", "The Quality of Service extension."),
     ("qos-bw-minimum-ingress", "Ingress minimum bandwidth rule", "Allow to configure QoS minumum bandwidth rule with ingress direction."),
     ("qos-pps-minimum", "QoS minimum packet rate rule", "Adds support for minimum packet rate rule"),
+    ("ext-gw-mode", "Neutron L3 Configurable external gateway mode", "Extension of the router abstraction for specifying whether SNAT should occur on the external gateway"),
     ("quotas", "Quota management support", "Expose functions for quotas management per project"),
+    ("router", "Neutron L3 Router", "Router abstraction for basic L3 forwarding between L2 Neutron networks and access to external networks via a NAT gateway."),
     ("security-group", "security-group", "The security groups extension."),
     ("standard-attr-description", "standard-attr-description", "Extension to add descriptions to standard attributes"),
     ("standard-attr-revisions", "Resource revision numbers", "This extension will display the revision number of neutron resources."),
@@ -39,7 +41,15 @@ def versions(req: NetworkRequest) -> Reply:
 
 
 def resources(req: NetworkRequest) -> Reply:
-    names = ("network", "subnet", "port", "security_group", "security_group_rule", "floatingip")
+    names = (
+        "network",
+        "subnet",
+        "port",
+        "security_group",
+        "security_group_rule",
+        "floatingip",
+        "router",
+    )
     items = [
         {"name": n, "collection": f"{n}s",
          "links": [{"href": f"{req.base}/v2.0/{n.replace('_', '-')}s", "rel": "self"}]}
