@@ -647,7 +647,7 @@ class NetworkService:
             network = self._find(caller, "networks", str(network_id))
             if not network["external"]:
                 raise BadRequest(f"Bad router request: Network {network_id} is not an external "
-                                 "network.")  # fmt: skip
+                                 "network.", "BadRequest")  # fmt: skip
             if network_id == router["gw_network_id"] and not info.get("external_fixed_ips"):
                 return self._updated("routers", router["id"], {"enable_snat": bool(snat)})
         if router["gw_port_id"]:
@@ -694,8 +694,10 @@ class NetworkService:
 
     def delete_router(self, caller: Caller, ident: str) -> None:
         router = self._find(caller, "routers", ident)
-        if self.store.list("ports", device_id=ident, device_owner=ROUTER_INTERFACE):
-            raise Conflict(f"Router {ident} still has ports", "RouterInUse")
+        interfaces = self.router_interfaces(ident)
+        if interfaces:
+            attached = ", ".join(p["id"] for p in interfaces)
+            raise Conflict(f"Router {ident} has ports still attached: {attached}", "RouterInUse")
         if router["gw_port_id"]:
             self._check_gateway_unused(router)
             port = self.store.get("ports", router["gw_port_id"])
@@ -711,9 +713,13 @@ class NetworkService:
         router = self._find(caller, "routers", ident)
         subnet_id, port_id = ref.get("subnet_id"), ref.get("port_id")
         if not subnet_id and not port_id:
-            raise BadRequest("Bad router request: Either subnet_id or port_id must be specified.")
+            raise BadRequest(
+                "Bad router request: Either subnet_id or port_id must be specified.", "BadRequest"
+            )
         if subnet_id and port_id:
-            raise BadRequest("Bad router request: Cannot specify both subnet-id and port-id.")
+            raise BadRequest(
+                "Bad router request: Cannot specify both subnet-id and port-id.", "BadRequest"
+            )
         held = {f["subnet_id"] for p in self.router_interfaces(ident) for f in p["fixed_ips"]}
         if port_id:
             port = self._find(caller, "ports", str(port_id))
@@ -723,21 +729,21 @@ class NetworkService:
                                f"{port['device_id']}.", "PortInUse")  # fmt: skip
             if not port["fixed_ips"]:
                 raise BadRequest("Bad router request: Router port must have at least one "
-                                 "fixed IP.")  # fmt: skip
+                                 "fixed IP.", "BadRequest")  # fmt: skip
             for f in port["fixed_ips"]:
                 if f["subnet_id"] in held:
                     raise BadRequest(f"Bad router request: Router already has a port on subnet "
-                                     f"{f['subnet_id']}.")  # fmt: skip
+                                     f"{f['subnet_id']}.", "BadRequest")  # fmt: skip
             port = self._updated("ports", port["id"], {
                 "device_id": ident, "device_owner": ROUTER_INTERFACE, "status": "ACTIVE"})  # fmt: skip
         else:
             subnet = self._find(caller, "subnets", str(subnet_id))
             if not subnet["gateway_ip"]:
                 raise BadRequest("Bad router request: Subnet for router interface must have a "
-                                 "gateway IP.")  # fmt: skip
+                                 "gateway IP.", "BadRequest")  # fmt: skip
             if subnet["id"] in held:
                 raise BadRequest(f"Bad router request: Router already has a port on subnet "
-                                 f"{subnet['id']}.")  # fmt: skip
+                                 f"{subnet['id']}.", "BadRequest")  # fmt: skip
             network = self.store.get("networks", subnet["network_id"])
             assert network is not None
             new_port = new_id()
@@ -758,7 +764,9 @@ class NetworkService:
         router = self._find(caller, "routers", ident)
         subnet_id, port_id = ref.get("subnet_id"), ref.get("port_id")
         if not subnet_id and not port_id:
-            raise BadRequest("Bad router request: Either subnet_id or port_id must be specified.")
+            raise BadRequest(
+                "Bad router request: Either subnet_id or port_id must be specified.", "BadRequest"
+            )
         ports = self.router_interfaces(ident)
         if port_id:
             port = next((p for p in ports if p["id"] == port_id), None)
@@ -792,7 +800,7 @@ class NetworkService:
 
     def _interface_info(self, router: Row, port: Row) -> Row:
         subnets = [f["subnet_id"] for f in port["fixed_ips"]]
-        return {"id": router["id"], "tenant_id": router["project_id"],
+        return {"id": router["id"],
                 "project_id": router["project_id"], "port_id": port["id"],
                 "network_id": port["network_id"], "subnet_id": subnets[0] if subnets else None,
                 "subnet_ids": subnets}  # fmt: skip
