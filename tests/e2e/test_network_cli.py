@@ -62,6 +62,17 @@ def test_network_commands_and_servers_on_their_ports(cloud: RunningCloud) -> Non
 
     fip = osc(cloud, "floating", "ip", "create", "public")
     assert fip["floating_ip_address"].startswith("172.24.4.")
+    # As with Neutron, the floating IP reaches e2e-net only through a router.
+    unreachable = osc_fails(cloud, "floating", "ip", "set", "--port", "e2e-port", fip["id"])
+    assert "is not reachable from subnet" in unreachable
+    router = osc(cloud, "router", "create", "e2e-router")
+    assert router["status"] == "ACTIVE"
+    osc(cloud, "router", "set", "--external-gateway", "public", "e2e-router", "--no-output")
+    osc(cloud, "router", "add", "subnet", "e2e-router", "e2e-subnet", "--no-output")
+    gateway = osc(cloud, "router", "show", "e2e-router")["external_gateway_info"]
+    assert gateway["network_id"] == osc(cloud, "network", "show", "public")["id"]
+    legs = osc(cloud, "port", "list", "--router", "e2e-router", "--long")
+    assert "network:router_interface" in {p["Device Owner"] for p in legs}
     osc(cloud, "floating", "ip", "set", "--port", "e2e-port", fip["id"], "--no-output")
     shown = osc(cloud, "floating", "ip", "show", fip["id"])
     assert shown["fixed_ip_address"] == "192.168.50.77"
@@ -81,6 +92,10 @@ def test_network_commands_and_servers_on_their_ports(cloud: RunningCloud) -> Non
     left = osc(cloud, "port", "show", "e2e-port")
     assert left["device_id"] == "" and left["fixed_ips"][0]["ip_address"] == "192.168.50.77"
     osc(cloud, "floating", "ip", "delete", fip["id"], "--no-output")
+    in_use = osc_fails(cloud, "router", "delete", "e2e-router")
+    assert "has ports still attached" in in_use
+    osc(cloud, "router", "remove", "subnet", "e2e-router", "e2e-subnet", "--no-output")
+    osc(cloud, "router", "delete", "e2e-router", "--no-output")
     osc(cloud, "port", "delete", "e2e-port", "--no-output")
     osc(cloud, "security", "group", "delete", "e2e-web", "--no-output")
     osc(cloud, "subnet", "delete", "e2e-subnet", "--no-output")
