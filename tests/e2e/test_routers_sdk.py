@@ -8,13 +8,13 @@ import pytest
 from tests.e2e.conftest import RunningCloud
 
 
+@pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")  # openstacksdk's own
 def test_sdk_routers(cloud: RunningCloud) -> None:
     openstack = pytest.importorskip("openstack", reason="pip install -e '.[oracle]'")
-    exceptions = pytest.importorskip("openstack.exceptions")
     conn = openstack.connect(
         auth_url=f"{cloud.root}/identity/v3", username="admin", password=cloud.admin_password,
         project_name="admin", user_domain_id="default", project_domain_id="default",
-        identity_api_version="3",
+        identity_api_version="3", compute_api_version="2.43",
     )  # fmt: skip
     try:
         public = conn.network.find_network("public")
@@ -30,7 +30,9 @@ def test_sdk_routers(cloud: RunningCloud) -> None:
         port = conn.network.get_port(info["port_id"])
         assert port.device_owner == "network:router_interface"
         assert port.fixed_ips[0]["ip_address"] == "192.168.61.1"
-        with pytest.raises(exceptions.ConflictException, match="has ports still attached"):
+        with pytest.raises(
+            openstack.exceptions.ConflictException, match="has ports still attached"
+        ):
             conn.network.delete_router(router)
         conn.network.remove_interface_from_router(router, subnet_id=subnet.id)
         conn.network.delete_router(router)
