@@ -193,6 +193,9 @@ def test_fixed_ip_actions(cloud: Cloud, sandbox: Sandbox) -> None:
     assert sandbox.ports() == []
 
 
+# One default external network and subnet pool per Neutron: alone (see
+# tests/network/test_neutron_auto_allocate.py).
+@pytest.mark.serial
 def test_auto_boots_on_the_auto_allocated_topology(
     cloud: Cloud, auto_allocation: AutoAllocation
 ) -> None:

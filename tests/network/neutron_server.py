@@ -214,7 +214,8 @@ class AutoAllocation:
 @pytest.fixture(scope="module")
 def auto_allocation() -> Iterator[AutoAllocation]:
     """The requirements, unmet until a test calls ``require(client, True)``. Fails when
-    another default external network or subnet pool is there (a run that did not clean up)."""
+    another default external network or subnet pool is there (a run that did not clean up).
+    Neutron has one of each per deployment: a test using this fixture is marked ``serial``."""
     neutron_required()
     made = AutoAllocation()
     with contextlib.closing(new_client()) as client:

@@ -26,6 +26,9 @@ __all__ = ["auto_allocation"]
 AUTO = [RequestedNetwork(network_id="auto")]
 
 
+# Neutron has one default external network and one default subnet pool per deployment: the
+# tests that set them run alone (scripts/test.sh's serial phase), never beside each other.
+@pytest.mark.serial
 def test_auto_gets_the_projects_auto_allocated_topology(auto_allocation: AutoAllocation) -> None:
     client = new_client()
     net = NeutronNetwork(neutron_conf(), client=client)
