@@ -29,6 +29,25 @@ OPTS = [
         help="StorageClass of the DataVolumes created for servers; empty: the cluster default.",
     ),
     cfg.StrOpt(
+        "ceph_csi_cluster_id",
+        default="",
+        help="ceph-csi's clusterID (the key of its config map) of the Ceph cluster a Cinder "
+        "RBD back end uses: a Cinder 'rbd' volume becomes a static PersistentVolume of "
+        "rbd.csi.ceph.com (decision 0080). Empty: 'rbd' volumes are not supported.",
+    ),
+    cfg.StrOpt(
+        "ceph_csi_node_stage_secret",
+        default="",
+        help="'<namespace>/<name>' of the Secret (userID, userKey) ceph-csi maps a static RBD "
+        "volume with (the PersistentVolume's nodeStageSecretRef).",
+    ),
+    cfg.StrOpt(
+        "ceph_csi_image_features",
+        default="layering",
+        help="imageFeatures of a static RBD PersistentVolume (ceph-csi requires the "
+        "attribute; the image's own features, as Cinder's rbd_* options made them).",
+    ),
+    cfg.StrOpt(
         "image_source_policy",
         default="datavolume",
         choices=[

@@ -338,8 +338,12 @@ class CinderVolumes:
                           {"attachment": {"connector": dict(connector)}})  # fmt: skip
         info = _connection_info(made["attachment"])
         volume_id = made["attachment"].get("volume_id")
-        if info and volume_id and self.get(context, str(volume_id)).multiattach:
-            info["multiattach"] = True  # as Nova's compute, which reads the volume for it
+        if info and volume_id:
+            volume = self.get(context, str(volume_id))
+            if volume.multiattach:
+                info["multiattach"] = True  # as Nova's compute, which reads the volume for it
+            # The size, beside Cinder's data: a KubeVirt host's static PV (decision 0080).
+            info["size_gb"] = volume.size
         return info
 
     def attachment_complete(self, context: VolumeContext, attachment_id: str) -> None:

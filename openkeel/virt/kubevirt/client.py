@@ -74,6 +74,7 @@ NODES = Resource("", "v1", "nodes", "Node", namespaced=False)
 SECRETS = Resource("", "v1", "secrets", "Secret")
 PODS = Resource("", "v1", "pods", "Pod")
 PVCS = Resource("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim")
+PVS = Resource("", "v1", "persistentvolumes", "PersistentVolume", namespaced=False)
 VMS = Resource("kubevirt.io", "v1", "virtualmachines", "VirtualMachine")
 VMIS = Resource("kubevirt.io", "v1", "virtualmachineinstances", "VirtualMachineInstance")
 MIGRATIONS = Resource(

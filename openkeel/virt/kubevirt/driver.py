@@ -294,6 +294,7 @@ class KubevirtDriver(
             return
         if vm is not None:
             self._delete_vm(instance)
+            self.release_static_claims(vm)
         self._retrying(lambda: self._state(instance), f"reading the VMI of {instance.uuid}")
         self.cleanup(instance, network=network, destroy_disks=destroy_disks)
 

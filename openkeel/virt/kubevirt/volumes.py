@@ -7,8 +7,12 @@ server's), size_gb, populate (a CDI DataVolume source to make it with when it is
 a DataVolume imported from another image than ``populate`` names is made again: the volume
 service reimaged the volume, decision 0069)}``.
 Connection info without a type (a block device mapping compute resolved without Cinder) names
-the PVC ``volume-<id>``; a ``local`` one (the all-in-one's files) or any other transport
-(iscsi, rbd...) cannot be given to a pod: NotSupported.
+the PVC ``volume-<id>``. A real Cinder's transport (iscsi, fibre_channel, rbd) becomes a
+statically bound PersistentVolume and the PVC ``volume-<id>`` made here (decision 0080,
+manifests/static_volumes.py), deleted again at detach and with the server (``Retain``: the
+data stays Cinder's) unless another VM of the namespace still uses the claim. A ``local`` one
+(the all-in-one's files), ``nfs`` or any other transport cannot be given to a pod:
+NotSupported.
 
 Attach/detach follow KubeVirt's hot-plug semantics: on a running VM the ``addvolume`` /
 ``removevolume`` subresources (feature gate ``HotplugVolumes``; a hot-plugged disk must be on
@@ -41,6 +45,10 @@ from openkeel.virt.kubevirt.manifests.claims import (
     volume_source,
 )
 from openkeel.virt.kubevirt.manifests.disks import CDI_API, image_source_ref, storage_spec
+from openkeel.virt.kubevirt.manifests.static_volumes import (
+    ANNOTATION_PERSISTENT_VOLUME,
+    static_volume,
+)
 from openkeel.virt.model import InstanceRef, InstanceSpec, JsonValue, VolumeAttachment
 
 LOG = logging.getLogger(__name__)
@@ -92,7 +100,12 @@ class VolumesMixin(KubevirtBase):
     def volume_connector(self) -> dict[str, JsonValue]:
         """Asks the volume service for ``kubevirt`` connection info (a PVC, decision 0067);
         a Cinder that does not know the key ignores it."""
-        return {"kubevirt": True}
+        return {"kubevirt": True, "initiator": self._initiator()}
+
+    def _initiator(self) -> str:
+        """The iSCSI initiator name this host gives Cinder, which exports its targets to it;
+        a static iSCSI PV logs in with it from whichever node runs the guest (decision 0080)."""
+        return f"iqn.2010-10.org.openkeel:{naming.label_value(self.node).lower()}"
 
     def ensure_boot_claims(self, spec: InstanceSpec) -> None:
         """The DataVolumes of the volumes a guest is defined with (boot from volume), before
@@ -115,7 +128,11 @@ class VolumesMixin(KubevirtBase):
     def ensure_claim(self, ref: InstanceRef, claim: Claim) -> None:
         """Make the DataVolume of a volume the connection info says how to populate (the
         embedded volume service's volumes), once; it belongs to the volume, not the server
-        (no owner, no server label: the server's delete leaves it)."""
+        (no owner, no server label: the server's delete leaves it). A real Cinder's volume:
+        its static PV and PVC (:meth:`_ensure_static`)."""
+        if claim.static is not None:
+            self._ensure_static(ref, claim, claim.static)
+            return
         if claim.kind != DATA_VOLUME or claim.populate is None:
             return
         namespace = self._claim_namespace(ref, claim)
@@ -139,6 +156,59 @@ class VolumesMixin(KubevirtBase):
         if isinstance(image_id, str):
             self._drop_reimaged(namespace, claim, image_id)
         self._retrying(lambda: self.client.ensure(k.DATA_VOLUMES, body), f"creating the DataVolume of volume {claim.volume_id}")  # fmt: skip
+
+    def _ensure_static(
+        self, ref: InstanceRef, claim: Claim, info: Mapping[str, JsonValue]
+    ) -> None:
+        """The PersistentVolume of a Cinder attachment and the PVC ``volume-<id>`` bound to
+        it (decision 0080). A PVC of that name already in the namespace is the volume's (an
+        earlier try, or another VM's attachment of a multiattach volume): kept as it is; one
+        being deleted (its last detach) is waited for first."""
+        namespace = self._claim_namespace(ref, claim)
+        made = static_volume(claim.volume_id, info, namespace, self.settings, self._initiator())
+        self.client.ensure_namespace(namespace, {naming.LABEL_MANAGED_BY: naming.MANAGED_BY})
+        found = self.client.get_or_none(k.PVCS, claim.name, namespace)
+        if found is not None and found["metadata"].get("deletionTimestamp"):
+            self._wait_for(lambda: self.client.get_or_none(k.PVCS, claim.name, namespace) is None,
+                           f"the claim of volume {claim.volume_id} to be deleted")  # fmt: skip
+            found = None
+        if found is not None:
+            return
+        what = f"binding volume {claim.volume_id} to a static PersistentVolume"
+        if made.secret is not None:
+            secret = made.secret
+            self._retrying(lambda: self.client.ensure(k.SECRETS, secret), what)
+        self._retrying(lambda: self.client.ensure(k.PVS, made.pv), what)
+        self._retrying(lambda: self.client.ensure(k.PVCS, made.pvc), what)
+
+    def release_static_claim(self, namespace: str, claim_name: str) -> None:
+        """Delete the PVC, PV (and CHAP Secret) :meth:`_ensure_static` made, once no VM of
+        the namespace uses the claim any more. Retain: Cinder keeps the data; its attachment
+        is deleted by compute as for every driver. Deletion finishes in the background
+        (Kubernetes' protection finalizers wait for the attachment pod to go)."""
+        pvc = self.client.get_or_none(k.PVCS, claim_name, namespace)
+        annotations = ((pvc or {}).get("metadata") or {}).get("annotations") or {}
+        pv = annotations.get(ANNOTATION_PERSISTENT_VOLUME)
+        if pvc is None or not isinstance(pv, str):
+            return  # not a static claim of ours (a DataVolume's, an operator's)
+        for vm in self.client.items(k.VMS, namespace):
+            if any((v.get(PVC) or {}).get("claimName") == claim_name for v in _template(vm).get("volumes", []) or []):  # fmt: skip
+                return  # another server's attachment of a multiattach volume
+        self.client.delete(k.PVCS, claim_name, namespace)
+        self.client.delete(k.PVS, pv)
+        self.client.delete(k.SECRETS, pv, namespace)
+
+    def release_static_claims(self, vm: JsonObj) -> None:
+        """:meth:`release_static_claim` of every claim of a deleted VM."""
+        namespace = vm["metadata"]["namespace"]
+        names = [(v.get(PVC) or {}).get("claimName") for v in _template(vm).get("volumes", []) or []]  # fmt: skip
+
+        def release() -> None:
+            for name in names:
+                if isinstance(name, str):
+                    self.release_static_claim(namespace, name)
+
+        self._retrying(release, f"releasing the static claims of {vm['metadata']['name']}")
 
     def _drop_reimaged(self, namespace: str, claim: Claim, image_id: str) -> None:
         """A volume reimaged by the volume service since its DataVolume was imported (the
@@ -206,6 +276,11 @@ class VolumesMixin(KubevirtBase):
             )
 
     def detach_volume(self, instance: InstanceRef, volume_id: str) -> None:
+        self._detach(instance, volume_id)
+        claim, ns = naming.volume_claim_name(volume_id), self._ns(instance)
+        self._retrying(lambda: self.release_static_claim(ns, claim), f"releasing the claim of volume {volume_id}")  # fmt: skip
+
+    def _detach(self, instance: InstanceRef, volume_id: str) -> None:
         name = naming.volume_claim_name(volume_id)
         vm = self._require_vm(instance)
         state, vmi = self._state(instance)

@@ -6,8 +6,11 @@ dataVolume, namespace (null: the server's), size_gb, populate ({"blank": {}} or 
 how to make the DataVolume when it is missing)}``; ``multiattach: True`` beside ``data`` (a
 multiattach volume, decision 0075) makes the disk ``shareable`` and the DataVolume
 ReadWriteMany, so the same claim can be hot-plugged into several VMs. Connection info without a type (a mapping
-resolved without Cinder) names the PVC ``volume-<id>``; any other type (the all-in-one's
-``local`` files, a Cinder's iscsi/rbd targets) is not something a pod can mount: NotSupported.
+resolved without Cinder) names the PVC ``volume-<id>``. A real Cinder's transports (iscsi,
+fibre_channel, rbd, nfs) name the PVC ``volume-<id>`` too, which the driver binds to a static
+PersistentVolume made from the connection info (``Claim.static``, decision 0080:
+manifests/static_volumes.py says which transports Kubernetes can mount). Any other type (the
+all-in-one's ``local`` files) is not something a pod can mount: NotSupported.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from dataclasses import dataclass
 from openkeel.virt import errors
 from openkeel.virt.kubevirt.client import JsonObj
 from openkeel.virt.kubevirt.manifests import naming
+from openkeel.virt.kubevirt.manifests.static_volumes import TRANSPORTS
 from openkeel.virt.model import JsonValue
 
 DRIVER_VOLUME_TYPE = "kubevirt"
@@ -38,6 +42,9 @@ class Claim:
     size_gb: int | None = None
     populate: Mapping[str, JsonValue] | None = None  # {"blank": {}} | {"image_id": ...}
     shared: bool = False  # a multiattach volume: in several VMs at once (ReadWriteMany)
+    # A real Cinder's connection info (iscsi, rbd...): the PVC is bound to a static PV made
+    # from it (decision 0080).
+    static: Mapping[str, JsonValue] | None = None
 
 
 def claim_of(volume_id: str, connection_info: Mapping[str, JsonValue]) -> Claim:
@@ -48,9 +55,11 @@ def claim_of(volume_id: str, connection_info: Mapping[str, JsonValue]) -> Claim:
         legacy = connection_info.get("claim_name")  # a mapping's own (manifests/disks.py)
         own = legacy if isinstance(legacy, str) else naming.volume_claim_name(volume_id)
         return Claim(volume_id, own, shared=shared)
+    if kind in TRANSPORTS:
+        bound = naming.volume_claim_name(volume_id)
+        return Claim(volume_id, bound, PVC, shared=shared, static=connection_info)
     if kind != DRIVER_VOLUME_TYPE:
-        # The all-in-one's simulated volumes are files beside the API (decision 0057); a
-        # real Cinder's iSCSI/RBD targets need a CSI driver to become PVCs (decision 0067).
+        # The all-in-one's simulated volumes are files beside the API (decision 0057).
         raise errors.NotSupported(
             f"attach_volume of a '{kind}' volume (KubeVirt guests reach volumes only as "
             "PersistentVolumeClaims: 'kubevirt' connection info)",

@@ -42,6 +42,10 @@ class KubevirtSettings:
     # Security groups as NetworkPolicies (decision 0077).
     security_group_policies: bool = True
     security_group_refresh_interval: int = 60  # seconds; negative: only at build
+    # A real Cinder's RBD volumes as static ceph-csi PersistentVolumes (decision 0080).
+    ceph_csi_cluster_id: str = ""
+    ceph_csi_node_stage_secret: str = ""  # "<namespace>/<name>"
+    ceph_csi_image_features: str = "layering"
 
 
 def settings_from_conf(conf: Any) -> KubevirtSettings:
@@ -67,4 +71,7 @@ def settings_from_conf(conf: Any) -> KubevirtSettings:
         export_link=group.export_link,
         export_ttl=group.export_ttl,
         export_ready_timeout=group.export_ready_timeout,
+        ceph_csi_cluster_id=group.ceph_csi_cluster_id,
+        ceph_csi_node_stage_secret=group.ceph_csi_node_stage_secret,
+        ceph_csi_image_features=group.ceph_csi_image_features,
     )
