@@ -14,8 +14,8 @@ that make the driver's job harder:
   is refused;
 - virt-api does not edit the VM: it queues the request in ``vm.status.volumeRequests``;
   virt-controller then edits the VM template and, when a VMI runs, the VMI spec;
-- on the VMI, each hot-plugged volume goes ``Pending`` (until its PVC exists, or its
-  DataVolume has Succeeded) → ``AttachedToNode`` (an attachment pod ``hp-volume-*`` exists in
+- on the VMI, each hot-plugged volume goes ``Pending`` (until its PVC exists, and is Bound
+  when it has no StorageClass (sim_binding), or its DataVolume has Succeeded) → ``AttachedToNode`` (an attachment pod ``hp-volume-*`` exists in
   the namespace, on the VMI's node) → ``MountedToPod`` → ``Ready`` in ``status.volumeStatus``,
   one phase per event, never at once; an unplugged one goes ``Detaching`` and then leaves the
   list, its attachment pod deleted. Hotpluggable volumes of a VM's template are plugged the
@@ -168,8 +168,12 @@ def _claim_ready(client: KubeClient, ns: str, volume: JsonObj) -> bool:
         dv = client.get_or_none(k.DATA_VOLUMES, volume["dataVolume"]["name"], ns)
         return dv is not None and dv.get("status", {}).get("phase") == "Succeeded"
     claim = volume["persistentVolumeClaim"]["claimName"]
-    if client.get_or_none(k.PVCS, claim, ns) is not None:
-        return True
+    pvc = client.get_or_none(k.PVCS, claim, ns)
+    if pvc is not None:
+        # A static claim (no StorageClass) waits for its PV (sim_binding); one of a class
+        # counts as provisioned (no provisioner runs here).
+        static = pvc["spec"].get("storageClassName") == ""
+        return not static or pvc.get("status", {}).get("phase") == "Bound"
     # CDI's DataVolume makes the PVC of its name: succeeded, the claim is there.
     dv = client.get_or_none(k.DATA_VOLUMES, claim, ns)
     return dv is not None and dv.get("status", {}).get("phase") == "Succeeded"

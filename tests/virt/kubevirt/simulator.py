@@ -22,7 +22,9 @@ Documented KubeVirt semantics it keeps, including those that make the driver's j
   every new pod; only bridge/SR-IOV interfaces on Multus networks are hot-plugged);
 - volume hot-plug as sim_volumes describes (the HotplugVolumes feature gate, requests queued
   on the VM, scsi-only hot-plugged disks, volumeStatus phases and attachment pods);
-- VirtualMachineExports and their HTTPS export server as sim_export describes.
+- VirtualMachineExports and their HTTPS export server as sim_export describes;
+- Kubernetes' PV controller (static binding, Released, the protection finalizers) as
+  sim_binding describes.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from datetime import UTC, datetime
 from openkeel.virt.kubevirt import client as k
 from openkeel.virt.kubevirt.client import JsonObj, KubeClient
 from openkeel.virt.kubevirt.watch import Watcher
-from tests.virt.kubevirt import sim_export, sim_network, sim_volumes
+from tests.virt.kubevirt import sim_binding, sim_export, sim_network, sim_volumes
 
 VMI_PHASES = ["", "Pending", "Scheduling", "Scheduled", "Running"]
 VMIM_PHASES = ["", "Pending", "Scheduling", "Scheduled", "PreparingTarget", "TargetReady", "Running"]  # fmt: skip
@@ -174,9 +176,13 @@ class Simulator:
                 (k.VMS, self.on_vm), (k.VMIS, self.on_vmi),
                 (k.MIGRATIONS, self.on_migration), (k.VM_SNAPSHOTS, self.on_snapshot),
                 (k.DATA_VOLUMES, self.on_data_volume),
-                (k.VM_EXPORTS, self.exports.on_export),
+                (k.VM_EXPORTS, self.exports.on_export), (k.PVCS, self.on_claim),
             )
         ]  # fmt: skip
+        # PVs are cluster-scoped: the binder keeps those pre-bound to this prefix's claims.
+        self.binder = sim_binding.Binder(client, namespace_prefix)
+        self.watchers.append(Watcher(client, k.PVS, self._guard(self.binder.on_volume, scoped=False),
+                                     name="simulator-watch-persistentvolumes"))  # fmt: skip
 
     def start(self) -> Simulator:
         self.exports.start()
@@ -196,9 +202,11 @@ class Simulator:
             watcher.stop()
         self.exports.stop()
 
-    def _guard(self, handler: Callable[[str, JsonObj], None]) -> Callable[[str, JsonObj], None]:
+    def _guard(
+        self, handler: Callable[[str, JsonObj], None], scoped: bool = True
+    ) -> Callable[[str, JsonObj], None]:
         def run(kind: str, obj: JsonObj) -> None:
-            if not obj.get("metadata", {}).get("namespace", "").startswith(self.prefix):
+            if scoped and not obj.get("metadata", {}).get("namespace", "").startswith(self.prefix):
                 return
             try:
                 handler(kind, obj)
@@ -511,6 +519,14 @@ class Simulator:
             return
         status = {"status": {"phase": "Succeeded", "progress": "100.0%"}}
         self.client.patch(k.DATA_VOLUMES, meta["name"], status, meta["namespace"], sub="status")
+
+    def on_claim(self, kind: str, pvc: JsonObj) -> None:
+        """The PV controller (sim_binding); a claim that binds lets hot-plugged volumes
+        waiting for it go on (virt-controller watches claims)."""
+        self.binder.on_claim(kind, pvc)
+        if kind != "DELETED" and pvc.get("status", {}).get("phase") == "Bound":
+            for vmi in self.client.items(k.VMIS, pvc["metadata"]["namespace"]):
+                sim_volumes.step(self.client, vmi)
 
     def on_snapshot(self, kind: str, snap: JsonObj) -> None:
         meta = snap["metadata"]
