@@ -14,6 +14,7 @@ import pytest
 from openkeel.virt import errors
 from openkeel.virt.kubevirt.manifests import claims
 from openkeel.virt.kubevirt.manifests.settings import KubevirtSettings
+from openkeel.virt.kubevirt.manifests import static_volumes
 from openkeel.virt.kubevirt.manifests.static_volumes import static_volume
 
 VOLUME = "6a4e1b8c-2f0a-4f57-9a55-3c2a8d6b7e01"
@@ -48,7 +49,7 @@ NFS = {"export": "192.168.122.5:/srv/cinder", "name": f"volume-{VOLUME}", "optio
 
 def test_iscsi_with_chap_is_a_block_pv_pre_bound_to_the_volumes_claim() -> None:
     made = static_volume(VOLUME, cinder("iscsi", ISCSI), NS, KubevirtSettings(), INITIATOR)
-    pv_name = f"volume-{VOLUME}-{ATTACHMENT}"
+    pv_name = static_volumes.pv_name(VOLUME, ATTACHMENT, NS)
     assert made.pv["metadata"]["name"] == pv_name
     assert made.pv["spec"] == {
         "capacity": {"storage": "3Gi"}, "accessModes": ["ReadWriteOnce"], "volumeMode": "Block",
@@ -149,4 +150,14 @@ def test_without_an_attachment_the_pv_is_named_for_the_namespace() -> None:
     info = cinder("fibre_channel", FC)
     del info["attachment_id"]
     made = static_volume(VOLUME, info, NS, KubevirtSettings())
-    assert made.pv["metadata"]["name"] == f"volume-{VOLUME}-{NS}"
+    assert made.pv["metadata"]["name"] == static_volumes.pv_name(VOLUME, None, NS)
+    assert made.pv["metadata"]["name"] != static_volumes.pv_name(VOLUME, None, "other")
+
+
+def test_a_portal_too_long_for_kubernetes_iscsi_interface_keeps_the_nodes_initiator() -> None:
+    """Kubernetes wants ``<PV name>:<portal>`` under 64 characters to name the initiator."""
+    portal = "[2001:0db8:85a3:0000:0000:8a2e:0370:7334]:3260"
+    made = static_volume(VOLUME, cinder("iscsi", {**ISCSI, "target_portal": portal}), NS, KubevirtSettings(), INITIATOR)  # fmt: skip
+    assert "initiatorName" not in made.pv["spec"]["iscsi"]
+    short = static_volume(VOLUME, cinder("iscsi", ISCSI), NS, KubevirtSettings(), INITIATOR)
+    assert len(f"{short.pv['metadata']['name']}:{ISCSI['target_portal']}") < 64

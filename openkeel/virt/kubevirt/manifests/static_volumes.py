@@ -31,6 +31,7 @@ a multiattach volume, else ``ReadWriteOnce``; ``readOnly`` when Cinder's ``acces
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -48,6 +49,8 @@ ANNOTATION_ATTACHMENT_ID = f"{naming.DOMAIN}/attachment-id"
 ANNOTATION_PERSISTENT_VOLUME = f"{naming.DOMAIN}/static-persistent-volume"
 LABEL_VOLUME_ID = f"{naming.DOMAIN}/volume-id"
 READ_WRITE_ONCE, READ_WRITE_MANY = "ReadWriteOnce", "ReadWriteMany"
+PV_DIGEST_LEN = 12
+ISCSI_IFACE_MAX = 64  # Kubernetes' validation: len("<PV name>:<targetPortal>") < 64
 
 
 @dataclass(frozen=True)
@@ -79,9 +82,12 @@ def _lun(kind: str, data: Mapping[str, object]) -> int:
 
 
 def pv_name(volume_id: str, attachment_id: str | None, namespace: str) -> str:
-    """The PV of one attachment: ``volume-<id>-<attachment id>`` (the namespace when the
-    connection info has no attachment: one PV per claim all the same)."""
-    return naming.dns_subdomain(f"volume-{volume_id}-{attachment_id or namespace}")
+    """The PV of one attachment: ``cinder-`` and a digest of the volume id and the attachment
+    (the namespace when the connection info has no attachment). Short, because Kubernetes
+    wants ``<PV name>:<targetPortal>`` under 64 characters when an iSCSI source names its
+    initiator; the volume and attachment ids are the PV's label and annotations."""
+    digest = hashlib.sha256(f"{volume_id}:{attachment_id or namespace}".encode()).hexdigest()
+    return f"cinder-{digest[:PV_DIGEST_LEN]}"
 
 
 def _iscsi(
@@ -96,7 +102,9 @@ def _iscsi(
         same = [str(p) for p, q in zip(portals, iqns, strict=True) if q == iqn and p != portal]
         if same:
             source["portals"] = same
-    if initiator:
+    if initiator and len(f"{secret}:{portal}") < ISCSI_IFACE_MAX:
+        # The interface Kubernetes makes is named <PV name>:<portal>; a longer portal keeps
+        # the node's own initiator name (Cinder must then export to it).
         source["initiatorName"] = initiator
     chap: dict[str, str] = {}
     if str(data.get("auth_method") or "").upper() == "CHAP":
