@@ -157,9 +157,7 @@ class VolumesMixin(KubevirtBase):
             self._drop_reimaged(namespace, claim, image_id)
         self._retrying(lambda: self.client.ensure(k.DATA_VOLUMES, body), f"creating the DataVolume of volume {claim.volume_id}")  # fmt: skip
 
-    def _ensure_static(
-        self, ref: InstanceRef, claim: Claim, info: Mapping[str, JsonValue]
-    ) -> None:
+    def _ensure_static(self, ref: InstanceRef, claim: Claim, info: Mapping[str, JsonValue]) -> None:
         """The PersistentVolume of a Cinder attachment and the PVC ``volume-<id>`` bound to
         it (decision 0080). A PVC of that name already in the namespace is the volume's (an
         earlier try, or another VM's attachment of a multiattach volume): kept as it is; one

@@ -74,7 +74,6 @@ class Binder:
 
     def on_claim(self, kind: str, pvc: JsonObj) -> None:
         meta = pvc["metadata"]
-        ns = meta["namespace"]
         if kind == "DELETED":
             self._release(pvc)
             return

@@ -12,9 +12,8 @@ from typing import Any
 import pytest
 
 from openkeel.virt import errors
-from openkeel.virt.kubevirt.manifests import claims
+from openkeel.virt.kubevirt.manifests import claims, static_volumes
 from openkeel.virt.kubevirt.manifests.settings import KubevirtSettings
-from openkeel.virt.kubevirt.manifests import static_volumes
 from openkeel.virt.kubevirt.manifests.static_volumes import static_volume
 
 VOLUME = "6a4e1b8c-2f0a-4f57-9a55-3c2a8d6b7e01"
@@ -123,7 +122,11 @@ def test_read_only_attachment_is_a_read_only_source() -> None:
     ("kind", "data", "match"),
     [
         ("nfs", NFS, r"'nfs' volume \(Cinder's NFS volume is a file of the export"),
-        ("iscsi", {"access_mode": "rw"}, r"'iscsi' volume \(Cinder's connection info has no 'target_iqn'\)"),  # fmt: skip
+        (
+            "iscsi",
+            {"access_mode": "rw"},
+            r"'iscsi' volume \(Cinder's connection info has no 'target_iqn'\)",
+        ),
         ("iscsi", {**ISCSI, "target_lun": "x"}, "target_lun 'x' is not a number"),
         ("fibre_channel", {"target_lun": 1}, "has no 'target_wwn'"),
         ("rbd", {"name": "image-only"}, "has no '<pool>/' prefix"),

@@ -25,11 +25,11 @@ from openkeel.virt.kubevirt.manifests.static_volumes import ANNOTATION_PERSISTEN
 from openkeel.virt.kubevirt.manifests.static_volumes import pv_name as static_pv_name
 from openkeel.virt.kubevirt.volumes import volume_status
 from openkeel.virt.model import VolumeAttachment
-from openkeel.volume.adapter import NewVolume
 from tests.virt.kubevirt.kube_env import KubeSession
 from tests.virt.kubevirt.test_driver_k8s import make_spec, vm_of, vmi_of
-from tests.virt.kubevirt.test_static_volumes import FC, ISCSI, cinder
-from tests.volume.test_cinder_adapter import Cinder, cinder as cinder_box, users  # noqa: F401
+from tests.virt.kubevirt.test_static_volumes import FC, ISCSI
+from tests.virt.kubevirt.test_static_volumes import cinder as cinder_info
+from tests.volume.test_cinder_adapter import Cinder, cinder, users  # noqa: F401
 
 
 def eventually(check: Callable[[], bool], what: str, timeout: float = 30) -> None:
@@ -42,7 +42,7 @@ def eventually(check: Callable[[], bool], what: str, timeout: float = 30) -> Non
 
 
 def info_for(volume_id: str, kind: str, data: dict[str, Any], **beside: Any) -> dict[str, Any]:
-    made = cinder(kind, {**data, "volume_id": volume_id}, **beside)
+    made = cinder_info(kind, {**data, "volume_id": volume_id}, **beside)
     made["volume_id"] = volume_id
     made["attachment_id"] = str(uuid.uuid4())
     return made
@@ -114,7 +114,9 @@ def test_a_multiattach_volume_keeps_one_claim_until_its_last_detach(
     pv_name = static_pv_name(volume_id, one["attachment_id"], ns)
     assert kube.client.get(k.PVCS, claim, ns)["spec"]["accessModes"] == ["ReadWriteMany"]
     # the namespace's claim is the volume's: the second attachment makes no second PV
-    assert kube.client.get_or_none(k.PVS, static_pv_name(volume_id, two["attachment_id"], ns)) is None
+    assert (
+        kube.client.get_or_none(k.PVS, static_pv_name(volume_id, two["attachment_id"], ns)) is None
+    )
     driver.detach_volume(first.ref, volume_id)
     assert kube.client.get(k.PVCS, claim, ns)["metadata"].get("deletionTimestamp") is None
     assert kube.client.get_or_none(k.PVS, pv_name) is not None
@@ -199,7 +201,9 @@ def test_the_stand_in_binds_only_a_pv_that_satisfies_the_claim(
 
 
 def test_real_cinders_connection_info_for_a_kubevirt_host(
-    kube: KubeSession, driver: KubevirtDriver, cinder_box: Cinder  # noqa: F811
+    kube: KubeSession,
+    driver: KubevirtDriver,
+    cinder: Cinder,  # noqa: F811
 ) -> None:
     """The running Cinder (FakeLoggingVolumeDriver) answers the KubeVirt host's connector with
     ``iscsi`` and only ``access_mode`` in ``data``: the adapter adds the attachment id and the
@@ -208,15 +212,14 @@ def test_real_cinders_connection_info_for_a_kubevirt_host(
     not: a real target (the fake driver exports none)."""
     spec = make_spec()
     driver.spawn(spec)
-    made = cinder_box.volume(size=2)
-    attachment = cinder_box.adapter.attachment_create(cinder_box.demo, made.id, spec.uuid)
+    made = cinder.volume(size=2)
+    attachment = cinder.adapter.attachment_create(cinder.demo, made.id, spec.uuid)
     connector = {"host": "compute-1", "ip": "127.0.0.1", "multipath": False,
                  "platform": "x86_64", "os_type": "linux", **driver.volume_connector()}  # fmt: skip
-    info = cinder_box.adapter.attachment_update(cinder_box.demo, attachment, connector)
+    info = cinder.adapter.attachment_update(cinder.demo, attachment, connector)
     assert info["driver_volume_type"] == "iscsi" and info["attachment_id"] == attachment
     assert info["size_gb"] == 2 and "target_iqn" not in info["data"]
-    with pytest.raises(errors.NotSupported, match="'iscsi' volume .*no 'target_iqn'"):
+    with pytest.raises(errors.NotSupported, match=r"'iscsi' volume .*no 'target_iqn'"):
         driver.attach_volume(spec.ref, VolumeAttachment(made.id, "/dev/sdb", info))
     ns = driver._ns(spec.ref)
     assert kube.client.get_or_none(k.PVCS, naming.volume_claim_name(made.id), ns) is None
-    assert NewVolume  # the adapter's own request type: the fixture makes the volume with it
