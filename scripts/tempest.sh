@@ -15,6 +15,12 @@
 # volumev3) as the all-in-one's volume backend; by default its embedded volume API serves, listed
 # in the catalog under its own type (openkeel-volumev3, so that a real Cinder's volumev3
 # entries, if any, do not hide it).
+# TEMPEST_NETWORK=neutron uses the real neutron-server of scripts/start-neutron.sh (in Keystone's
+# catalog as network; not restarted) as the all-in-one's network backend and as tempest's network
+# service: one compute host named host-ovs-filter-active (the host Neutron's `test` mechanism
+# driver binds ACTIVE at once: no agents here), and, made through Neutron's API (reused if
+# there, deleted at exit), a shared fixed network tempest's servers boot on and an external
+# network with a subnet and a router to the fixed subnet (the floating IP pool).
 # TEMPEST_IDENTITY=embedded runs the all-in-one on its own identity service instead (tempest's
 # dynamic credentials then create their projects and users there; no Keystone needed).
 # Not part of scripts/test.sh (a full run takes long); the work dir is kept for inspection.
@@ -33,6 +39,8 @@ log() { printf '[tempest.sh] %s\n' "$*"; }
 
 IDENTITY=${TEMPEST_IDENTITY:-keystone}
 VOLUME=${TEMPEST_VOLUME:-embedded}
+NETWORK=${TEMPEST_NETWORK:-embedded}
+HOSTS=2
 VOLUME_TYPE=openkeel-volumev3
 NETWORK_TYPE=openkeel-network  # the same for its network API (a real Neutron may be listed)
 [ -x "$BIN/tempest" ] || { echo "tempest is not installed: pip install -e '.[oracle]'" >&2; exit 1; }
@@ -81,8 +89,32 @@ os_region_name = RegionOne
 CONF
     fi
 fi
+if [ "$NETWORK" = neutron ]; then
+    [ "$IDENTITY" != embedded ] || { echo "TEMPEST_NETWORK=neutron needs Keystone" >&2; exit 1; }
+    curl -s -o /dev/null --max-time 3 http://127.0.0.1:9696/ \
+        || { echo "no neutron-server at 127.0.0.1:9696: run scripts/start-neutron.sh" >&2; exit 1; }
+    NETWORK_TYPE=network
+    HOSTS=1
+    cat >>"$WORK/openkeel.conf" <<CONF
+[DEFAULT]
+host = host-ovs-filter-active
+[openkeel_network]
+backend = neutron
+[neutron]
+auth_type = password
+auth_url = $KS/v3
+username = nova
+password = ${NEUTRON_SERVICE_PASSWORD:-neutron-secret}
+project_name = service
+user_domain_name = Default
+project_domain_name = Default
+region_name = RegionOne
+valid_interfaces = public
+default_floating_pool = openkeel-tempest-public
+CONF
+fi
 log "all-in-one in $WORK/data (log: $WORK/data/openkeel.log)"
-"$PY" -m openkeel.cmd.main all-in-one --data-dir "$WORK/data" --port "$PORT" \
+"$PY" -m openkeel.cmd.main all-in-one --data-dir "$WORK/data" --port "$PORT" --hosts "$HOSTS" \
     --config-file "$WORK/openkeel.conf" >"$WORK/all-in-one.out" 2>&1 &
 AIO=$!
 trap 'kill "$AIO" 2>/dev/null || true; wait "$AIO" 2>/dev/null || true' EXIT
@@ -117,24 +149,91 @@ if [ "$VOLUME" = embedded ]; then
     MULTIATTACH_TYPE=multiattach
 fi
 # The all-in-one's external network (its floating IP pool), for the floating IP tests.
-PUBLIC=$(curl -s -H "X-Auth-Token: $TOKEN" "${COMPUTE_URL%/v2.1}/networking/v2.0/networks?name=public" \
-    | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["networks"][0]["id"])')
+FIXED_NETWORK=
+POOL=public
+if [ "$NETWORK" = neutron ]; then
+    # In the real Neutron: the shared fixed network, the external one and the router between.
+    neutron_topology() {
+        "$PY" - "$KS/v3" "$ADMIN_PASSWORD" "$1" <<'PYEOF'
+import sys
+from keystoneauth1 import session
+from keystoneauth1.identity import v3
+url, password, what = sys.argv[1:]
+ks = session.Session(auth=v3.Password(auth_url=url, username="admin", password=password,
+                                      project_name="admin", user_domain_id="default",
+                                      project_domain_id="default"))
+net = {"endpoint_filter": {"service_type": "network", "interface": "public"}}
+def api(method, path, body=None, ok=(200, 201, 204)):
+    r = ks.request("/v2.0/" + path, method, json=body, raise_exc=False, **net)
+    if r.status_code not in ok:
+        raise SystemExit(f"{method} {path}: {r.status_code} {r.text}")
+    return r.json() if r.content else {}
+def find(kind, name):
+    found = api("GET", f"{kind}?name={name}")[kind]
+    return found[0] if found else None
+ROUTER, FIXED, PUBLIC = "openkeel-tempest-router", "openkeel-tempest-fixed", "openkeel-tempest-public"
+if what == "remove":
+    router = find("routers", ROUTER)
+    fixed = find("networks", FIXED)
+    if router:
+        for subnet in fixed["subnets"] if fixed else ():
+            api("PUT", f"routers/{router['id']}/remove_router_interface", {"subnet_id": subnet},
+                ok=(200, 404))
+        api("DELETE", f"routers/{router['id']}", ok=(204, 404))
+    for name in (FIXED, PUBLIC):
+        network = find("networks", name)
+        if network:  # what the tests left on it (floating IPs, ports) first
+            for fip in api("GET", f"floatingips?floating_network_id={network['id']}")["floatingips"]:
+                api("DELETE", f"floatingips/{fip['id']}", ok=(204, 404))
+            for port in api("GET", f"ports?network_id={network['id']}")["ports"]:
+                if not port["device_owner"].startswith("network:"):
+                    api("DELETE", f"ports/{port['id']}", ok=(204, 404))
+            api("DELETE", f"networks/{network['id']}", ok=(204, 404, 409))
+    raise SystemExit(0)
+def network(name, cidr, **attrs):
+    found = find("networks", name)
+    if found is None:
+        found = api("POST", "networks", {"network": {"name": name, **attrs}})["network"]
+    if not found["subnets"]:
+        subnet = api("POST", "subnets", {"subnet": {"network_id": found["id"], "cidr": cidr,
+                                                    "ip_version": 4, "name": name}})["subnet"]
+        found["subnets"] = [subnet["id"]]
+    return found
+public = network(PUBLIC, "172.24.40.0/24", **{"router:external": True})
+fixed = network(FIXED, "10.40.0.0/24", shared=True)
+router = find("routers", ROUTER) or api("POST", "routers", {"router": {"name": ROUTER}})["router"]
+if not router.get("external_gateway_info"):
+    api("PUT", f"routers/{router['id']}",
+        {"router": {"external_gateway_info": {"network_id": public["id"]}}})
+if not api("GET", f"ports?device_id={router['id']}&network_id={fixed['id']}")["ports"]:
+    api("PUT", f"routers/{router['id']}/add_router_interface", {"subnet_id": fixed["subnets"][0]})
+print(public["id"])
+PYEOF
+    }
+    PUBLIC=$(neutron_topology add)
+    FIXED_NETWORK=openkeel-tempest-fixed
+    POOL=openkeel-tempest-public
+else
+    PUBLIC=$(curl -s -H "X-Auth-Token: $TOKEN" "${COMPUTE_URL%/v2.1}/networking/v2.0/networks?name=public" \
+        | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["networks"][0]["id"])')
+fi
 
 # The all-in-one's image API (Glance v2 under /image), network API (Neutron v2.0 under
 # /networking) and volume API (Cinder v3 under /volume/v3) in Keystone's catalog for this run;
 # the services are removed again at exit (the Keystone tests expect a catalog without them).
 catalog() {
-    "$PY" - "$KS/v3" "$ADMIN_PASSWORD" "${COMPUTE_URL%/v2.1}/image" "$1" "$VOLUME" <<'PYEOF'
+    "$PY" - "$KS/v3" "$ADMIN_PASSWORD" "${COMPUTE_URL%/v2.1}/image" "$1" "$VOLUME" "$NETWORK" <<'PYEOF'
 import sys
 from keystoneauth1 import session
 from keystoneauth1.identity import v3
-url, password, image_url, what, volume = sys.argv[1:]
+url, password, image_url, what, volume, network = sys.argv[1:]
 ks = session.Session(auth=v3.Password(auth_url=url, username="admin", password=password,
                                       project_name="admin", user_domain_id="default",
                                       project_domain_id="default"))
 base = image_url.removesuffix("/image")
-services = [("image", "openkeel-image", image_url),
-            ("openkeel-network", "openkeel-network", base + "/networking")]
+services = [("image", "openkeel-image", image_url)]
+if network == "embedded":
+    services.append(("openkeel-network", "openkeel-network", base + "/networking"))
 if volume == "embedded":
     services.append(("openkeel-volumev3", "openkeel-volumev3", base + "/volume/v3"))
 for kind, name, where in services:
@@ -152,6 +251,10 @@ if [ "$IDENTITY" != embedded ]; then  # the embedded identity service lists the 
     catalog add
     trap 'catalog remove || true; kill "$AIO" 2>/dev/null || true; wait "$AIO" 2>/dev/null || true' EXIT
 fi
+if [ "$NETWORK" = neutron ]; then  # after the all-in-one stops (its ports are gone by then)
+    trap 'catalog remove || true; kill "$AIO" 2>/dev/null || true; wait "$AIO" 2>/dev/null || true
+          neutron_topology remove || true' EXIT
+fi
 
 cd "$WORK"
 [ -d ws ] || "$BIN/tempest" init --name "openkeel-$(basename "$WORK")" ws >/dev/null
@@ -161,7 +264,8 @@ log_file = tempest.log
 [auth]
 use_dynamic_credentials = true
 # The embedded network service has no routers: tempest's projects boot on the shared private
-# network (what a server without networks gets) instead of networks of their own.
+# network (what a server without networks gets; with Neutron: the fixed network made above)
+# instead of networks of their own.
 create_isolated_networks = false
 admin_username = admin
 admin_password = $ADMIN_PASSWORD
@@ -178,7 +282,8 @@ image_ref = $IMAGE
 image_ref_alt = $IMAGE
 flavor_ref = 1
 flavor_ref_alt = 2
-min_compute_nodes = 2
+min_compute_nodes = $HOSTS
+fixed_network_name = $FIXED_NETWORK
 min_microversion = 2.1
 max_microversion = latest
 build_timeout = 120
@@ -216,7 +321,7 @@ volume_type_multiattach = $MULTIATTACH_TYPE
 [network]
 catalog_type = $NETWORK_TYPE
 public_network_id = $PUBLIC
-floating_network_name = public
+floating_network_name = $POOL
 [network-feature-enabled]
 floating_ips = true
 [validation]
