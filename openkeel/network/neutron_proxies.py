@@ -110,7 +110,11 @@ class NeutronProxies(NetworkAdapter):
         return _nova_group(group)
 
     def delete_security_group(self, caller: Requester, group_id: str) -> None:
-        self._group(caller, group_id)
+        if self._group(caller, group_id)["name"] == "default" and not caller.is_admin:
+            # Neutron's 409 for a project's token (the adapter's admin token may), Nova's 400
+            raise errors.SecurityGroupInvalid(
+                "Insufficient rights for removing default security group."
+            )
         try:
             self.client.delete("security-groups", group_id)
         except NeutronFault as fault:

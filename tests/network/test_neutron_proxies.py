@@ -106,6 +106,19 @@ def test_security_groups_in_novas_form_as_the_project_sees_them(
         net.delete_security_group(me, web["id"])
 
 
+def test_a_projects_default_group_is_not_its_to_delete(
+    sandbox: Sandbox, net: NeutronNetwork
+) -> None:
+    """Neutron refuses a project's token the ``default`` group (Nova's 400); the adapter's own
+    token is an admin's, which Neutron would let delete it (tempest's
+    test_delete_the_default_security_group)."""
+    me = _me(sandbox)
+    default = next(g for g in net.list_security_groups(me, all_projects=False) if g["name"] == "default")  # fmt: skip
+    with pytest.raises(errors.SecurityGroupInvalid, match="removing default security group"):
+        net.delete_security_group(me, default["id"])
+    assert sandbox.client.show("security-groups", default["id"])["name"] == "default"
+
+
 def test_rules_in_novas_form(sandbox: Sandbox, net: NeutronNetwork) -> None:
     me, stranger = _me(sandbox), Requester(uuid.uuid4().hex)
     web = net.create_security_group(me, "web", "")
