@@ -221,8 +221,8 @@ def test_auto_boots_on_the_auto_allocated_topology(
         assert list(server["addresses"]) == [network["name"]]
         _delete(user, sid)
         assert box.ports() == [] or all(p["device_owner"].startswith("network:") for p in box.ports())  # fmt: skip
-    finally:
-        auto_allocation.require(box.client, False)
+    finally:  # Neutron's DELETE of a topology needs the default external network still there
         auto_allocation.forget(box.client, project)
+        auto_allocation.require(box.client, False)
         box.cleanup()
         box.client.close()

@@ -26,8 +26,10 @@ __all__ = ["auto_allocation"]
 AUTO = [RequestedNetwork(network_id="auto")]
 
 
-# Neutron has one default external network and one default subnet pool per deployment: the
-# tests that set them run alone (scripts/test.sh's serial phase), never beside each other.
+# Neutron has one default external network and one default subnet pool per deployment, and a
+# shared network made by a test running beside (tests/e2e/test_neutron_proxies_cli.py makes
+# one) would serve `auto` instead: the tests that set them run alone (scripts/test.sh's serial
+# phase).
 @pytest.mark.serial
 def test_auto_gets_the_projects_auto_allocated_topology(auto_allocation: AutoAllocation) -> None:
     client = new_client()
