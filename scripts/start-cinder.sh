@@ -14,8 +14,10 @@
 #      rabbitmqctl can make it (else /): the api, scheduler and volume services talk over it.
 #   3. cinder.conf under $DATA [/tmp/cinder-data]: one back end `fake` with Cinder's own
 #      FakeLoggingVolumeDriver (cinder.tests.fake_driver, shipped in the wheel; what Cinder's
-#      functional tests run): the LVM driver's code with a fake volume group and a logging
-#      executor, so nothing needs a disk, a loop device or root. Creates, deletes, snapshots,
+#      functional tests run), through a subclass in $DATA/openkeel_fake_driver.py that only
+#      adds `multiattach: True` to its stats (so a multiattach type's volume is placed): the
+#      LVM driver's code with a fake volume group and a logging executor, so nothing needs a
+#      disk, a loop device or root. Creates, deletes, snapshots,
 #      clones and extends succeed at once; a connection is {'driver_volume_type': 'iscsi',
 #      'data': {'access_mode': 'rw'}}.
 #   4. Keystone (start-keystone.sh's, admin / $ADMIN_PASSWORD): user `cinder` (admin and service
@@ -154,7 +156,7 @@ driver = noop
 backend_url = file://$DATA/coordination
 
 [fake]
-volume_driver = cinder.tests.fake_driver.FakeLoggingVolumeDriver
+volume_driver = openkeel_fake_driver.MultiattachFakeLoggingVolumeDriver
 volume_backend_name = fake
 EOF
 mkdir -p "$DATA/state" "$DATA/lock" "$DATA/coordination"
@@ -220,10 +222,25 @@ import sys
 sys.argv = ["cinder-api", "--config-file", "$DATA/cinder.conf", "--log-file", "$DATA/api.log"]
 from cinder.wsgi.api import application  # noqa: E402,F401
 PY
+# The fake driver's stats name no `multiattach` capability (the LVM driver it derives from
+# does): the scheduler's CapabilitiesFilter would drop the back end for a multiattach type's
+# volume (decision 0075). The subclass adds it to the pool's stats and changes nothing else.
+cat > "$DATA/openkeel_fake_driver.py" <<'PY'
+from cinder.tests.fake_driver import FakeLoggingVolumeDriver
+
+
+class MultiattachFakeLoggingVolumeDriver(FakeLoggingVolumeDriver):
+    def _update_volume_stats(self):
+        super()._update_volume_stats()
+        self._stats["multiattach"] = True
+        for pool in self._stats["pools"]:
+            pool["multiattach"] = True
+PY
 stamp "starting cinder-scheduler and cinder-volume"
 for name in scheduler volume; do
     # setsid: its own session, so it outlives the shell (and process group) that started it
-    setsid nohup "$VENV/bin/cinder-$name" "${CONF_ARGS[@]}" --log-file "$DATA/$name.log" \
+    PYTHONPATH="$DATA" setsid nohup "$VENV/bin/cinder-$name" "${CONF_ARGS[@]}" \
+        --log-file "$DATA/$name.log" \
         >>"$DATA/$name.out" 2>&1 < /dev/null &
     echo $! > "$DATA/$name.pid"
 done
