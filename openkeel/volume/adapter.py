@@ -104,6 +104,19 @@ class VolumeAdapter(Protocol):
         volume cannot be attached: in use and not multiattach, being deleted, ...)."""
         ...
 
+    def attachment_create_connected(
+        self,
+        context: VolumeContext,
+        volume_id: str,
+        instance_uuid: str,
+        connector: Mapping[str, Any],
+    ) -> tuple[str, dict[str, Any]]:
+        """An attachment made with the host's connector in the one call (Nova's live migration
+        destination): its id and connection info (as :meth:`attachment_update`'s). Cinder
+        refuses an update of a non-multiattach volume's attachment while another one of it is
+        connected ("duplicate connectors"); a create with the connector is not checked so."""
+        ...
+
     def attachment_update(
         self, context: VolumeContext, attachment_id: str, connector: Mapping[str, Any]
     ) -> dict[str, Any]:

@@ -330,14 +330,29 @@ class CinderVolumes:
                                           "instance_uuid": instance_uuid}})  # fmt: skip
         return str(made["attachment"]["id"])
 
+    def attachment_create_connected(
+        self,
+        context: VolumeContext,
+        volume_id: str,
+        instance_uuid: str,
+        connector: Mapping[str, Any],
+    ) -> tuple[str, dict[str, Any]]:
+        made = self._call(context, "POST", "/attachments", errors.VolumeNotFound(volume_id),
+                          {"attachment": {"volume_uuid": volume_id, "instance_uuid": instance_uuid,
+                                          "connector": dict(connector)}})  # fmt: skip
+        return str(made["attachment"]["id"]), self._connected(context, made["attachment"])
+
     def attachment_update(
         self, context: VolumeContext, attachment_id: str, connector: Mapping[str, Any]
     ) -> dict[str, Any]:
         made = self._call(context, "PUT", f"/attachments/{attachment_id}",
                           errors.AttachmentNotFound(attachment_id),
                           {"attachment": {"connector": dict(connector)}})  # fmt: skip
-        info = _connection_info(made["attachment"])
-        volume_id = made["attachment"].get("volume_id")
+        return self._connected(context, made["attachment"])
+
+    def _connected(self, context: VolumeContext, attachment: Doc) -> dict[str, Any]:
+        info = _connection_info(attachment)
+        volume_id = attachment.get("volume_id")
         if info and volume_id:
             volume = self.get(context, str(volume_id))
             if volume.multiattach:

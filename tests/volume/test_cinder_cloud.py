@@ -9,6 +9,7 @@ service token, as Nova calls it."""
 
 from __future__ import annotations
 
+import os
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -16,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from keystoneauth1 import session as ksa_session
+from keystoneauth1.identity import v3
 
 from openkeel.clients.placement_embedded import EmbeddedPlacement
 from openkeel.volume.adapter import VolumeContext
@@ -26,6 +29,7 @@ from tests.conftest import make_services
 from tests.functional.conftest import IMAGE, Cloud, start_cloud, stop_cloud
 from tests.volume.test_cinder_adapter import (
     CINDER_OPTIONS,
+    KEYSTONE_URL,
     Cinder,
     _attachments_of,
     cinder,
@@ -178,34 +182,45 @@ def test_a_volume_backed_rebuild_cinder_cannot_reimage(cinder_cloud: Cloud, cind
     _until(lambda: _attachments_of(cinder.adapter, root) == [], "the root released")
 
 
+def _server_with_volume(cloud: Cloud, cinder: Cinder, name: str) -> tuple[str, str]:
+    """A server of the demo user's with a new Cinder volume attached (in-use): their ids."""
+    sid = _boot(cloud, cinder.demo, name)
+    data = cinder.volume(name=f"{name}-data").id
+    assert _attach(cloud, cinder.demo, sid, data).status_code == 200
+    _until(lambda: cinder.adapter.get(cinder.demo, data).status == "in-use", "attached")
+    return sid, data
+
+
+def _only_attachment(
+    cloud: Cloud, cinder: Cinder, sid: str, data: str, host: str, before: str | None
+) -> str | None:
+    """The one attachment Cinder has of ``data``: the server's, the one its mapping names, not
+    ``before``; the guest on ``host`` has the volume. Its id."""
+    from openkeel.db.repositories import block_devices
+    from tests.conftest import CELL1_UUID
+
+    volume = cinder.adapter.get(cinder.demo, data)
+    (attached,) = volume.attachments
+    assert (volume.status, attached.server_id) == ("in-use", sid)
+    with cloud.services.cell_dbs[CELL1_UUID].connect() as conn:
+        (mapping,) = block_devices.volumes_of(conn, sid)
+    assert attached.attachment_id == mapping.attachment_id != before
+    # none reserved left over either (the volume's view lists attached ones only)
+    assert _attachments_of(cinder.adapter, data) == [attached.attachment_id]
+    assert data in cloud.computes[host].host.driver._guest(sid).volumes  # type: ignore[attr-defined]
+    return attached.attachment_id
+
+
 def test_moves_of_a_server_with_a_cinder_volume(cinder_cloud: Cloud, cinder: Cinder) -> None:
     """Resize to another host, revert, resize again and confirm (what the volume's owner may
     do): Cinder keeps one attachment for the server, a new one for each host (the one its
     mapping names), and the guest on the new host has the volume; a delete gives it back."""
-    from openkeel.db.repositories import block_devices
-    from tests.conftest import CELL1_UUID
-
     cloud, demo = cinder_cloud, cinder.demo
     (first,) = cloud.computes
-    sid = _boot(cloud, demo, "mover")
-    data = cinder.volume(name="moved").id
-    assert _attach(cloud, demo, sid, data).status_code == 200
-    _until(lambda: cinder.adapter.get(demo, data).status == "in-use", "attached")
-
-    def named() -> str | None:
-        with cloud.services.cell_dbs[CELL1_UUID].connect() as conn:
-            (mapping,) = block_devices.volumes_of(conn, sid)
-        return mapping.attachment_id
+    sid, data = _server_with_volume(cloud, cinder, "mover")
 
     def on(host: str, before: str | None) -> str | None:
-        volume = cinder.adapter.get(demo, data)
-        (attached,) = volume.attachments
-        assert (volume.status, attached.server_id) == ("in-use", sid)
-        assert attached.attachment_id == named() != before
-        # none reserved left over either (the volume's view lists attached ones only)
-        assert _attachments_of(cinder.adapter, data) == [attached.attachment_id]
-        assert data in cloud.computes[host].host.driver._guest(sid).volumes  # type: ignore[attr-defined]
-        return attached.attachment_id
+        return _only_attachment(cloud, cinder, sid, data, host, before)
 
     original = on(first, None)
     second = cloud.add_compute().hostname
@@ -233,6 +248,59 @@ def test_moves_of_a_server_with_a_cinder_volume(cinder_cloud: Cloud, cinder: Cin
     cloud.wait(sid, gone=True)
     _until(lambda: cinder.adapter.get(demo, data).status == "available", "given back")
     assert cinder.adapter.get(demo, data).attachments == ()
+
+
+def _admin() -> dict[str, Any]:
+    """The request options of Keystone's admin (start-keystone.sh's ``admin`` of project
+    ``admin``) with a real token: the API's context (noauth: the token as the user name, the
+    roles from ``X-Roles``) carries it, so the compute calls Cinder with the admin's token as
+    Nova does with the request context's."""
+    auth = v3.Password(auth_url=KEYSTONE_URL, username="admin", project_name="admin",
+                       password=os.environ.get("ADMIN_PASSWORD", "admin-secret"),
+                       user_domain_name="Default", project_domain_name="Default")  # fmt: skip
+    sess = ksa_session.Session(auth=auth)
+    try:
+        token, project = sess.get_token(), auth.get_project_id(sess)
+    finally:
+        sess.session.close()
+    return {"token": token,
+            "headers": {"X-Auth-Project-Id": project, "X-Roles": "admin,member,reader"}}  # fmt: skip
+
+
+def test_live_migration_of_a_server_with_a_cinder_volume(cinder_cloud: Cloud,
+                                                         cinder: Cinder) -> None:  # fmt: skip
+    """An admin live-migrates the demo user's server with a Cinder volume there and back: the
+    destination makes and completes a new attachment with its connector while the source's
+    still exists (both in Cinder, called with the admin's token), the source's is deleted when
+    the guest moved; Cinder keeps one attachment, the mapping's, and the owner can still
+    detach it afterwards."""
+    cloud, demo = cinder_cloud, cinder.demo
+    (first,) = cloud.computes
+    sid, data = _server_with_volume(cloud, cinder, "live")
+    original = _only_attachment(cloud, cinder, sid, data, first, None)
+    second = cloud.add_compute().hostname
+    admin = _admin()
+
+    def live(host: str | None, to: str) -> None:
+        body = {"os-migrateLive": {"host": host, "block_migration": "auto"}}
+        resp = cloud.api.post(f"/v2.1/servers/{sid}/action", body, version="2.30", **admin)
+        assert resp.status_code == 202, resp.text
+        _until(lambda: cloud.wait(sid)["OS-EXT-SRV-ATTR:host"] == to, f"the guest on {to}")
+        assert cloud.wait(sid)["status"] == "ACTIVE"
+
+    refused = cloud.api.post(f"/v2.1/servers/{sid}/action",
+                             {"os-migrateLive": {"host": None, "block_migration": "auto"}},
+                             version="2.30", **_as(demo))  # fmt: skip
+    assert refused.status_code == 403, refused.text
+    live(second, second)
+    moved = _only_attachment(cloud, cinder, sid, data, second, original)
+    live(None, first)  # the scheduler's choice: the only other host
+    _only_attachment(cloud, cinder, sid, data, first, moved)
+
+    path = f"/v2.1/servers/{sid}/os-volume_attachments/{data}"
+    assert cloud.api.delete(path, **_as(demo)).status_code == 202
+    _until(lambda: cinder.adapter.get(demo, data).status == "available", "detached")
+    assert _attachments_of(cinder.adapter, data) == []
 
 
 def _multiattach_type(cinder: Cinder) -> str:

@@ -110,10 +110,10 @@ def attach_for_live(host: ComputeHost, context: CallContext, uuid: str) -> None:
     try:
         for mapping in mappings:
             assert mapping.volume_id is not None
-            new = volumes.attachment_create(ctx, mapping.volume_id, uuid)
-            made.append((mapping, new))
+            # the connector in the create, as Nova's pre_live_migration (decision 0068)
             wanted = {**connector(host), "mountpoint": mapping.device_name}
-            info = volumes.attachment_update(ctx, new, wanted)
+            new, info = volumes.attachment_create_connected(ctx, mapping.volume_id, uuid, wanted)
+            made.append((mapping, new))
             _set(host, mapping.uuid, attachment_id=new)
             with host.records.db.begin() as conn:
                 block_devices.set_connection(conn, mapping.uuid, info)

@@ -169,6 +169,20 @@ class EmbeddedVolumes:
         )
         return str(row["id"])
 
+    def attachment_create_connected(
+        self,
+        context: VolumeContext,
+        volume_id: str,
+        instance_uuid: str,
+        connector: Mapping[str, Any],
+    ) -> tuple[str, dict[str, Any]]:
+        made = self.attachment_create(context, volume_id, instance_uuid)
+        try:
+            return made, self.attachment_update(context, made, connector)
+        except BaseException:
+            self.attachment_delete(context, made)
+            raise
+
     def attachment_update(
         self, context: VolumeContext, attachment_id: str, connector: Mapping[str, Any]
     ) -> dict[str, Any]:
