@@ -18,6 +18,8 @@ import sqlalchemy as sa
 from openkeel.db.engine import reader
 from openkeel.db.json_columns import decoded, encoded
 from openkeel.db.network_tables import (
+    auto_topologies_table,
+    default_external_table,
     default_security_groups_table,
     floating_ips_table,
     install_tables,
@@ -47,6 +49,8 @@ TABLES: dict[str, sa.Table] = {
     "qos_rules": qos_rules_table,
     "qos_bindings": qos_bindings_table,
     "routers": routers_table,
+    "default_external": default_external_table,
+    "auto_topologies": auto_topologies_table,
 }
 # Columns stored as JSON text, with their empty value.
 _JSON: dict[str, Any] = {

@@ -196,6 +196,30 @@ qos_bindings_table = sa.Table(
     sa.Column("revision_number", sa.Integer, nullable=False, default=0),
 )
 
+# Auto-allocated topology (decision 0074): which external network is the deployment's default
+# (Neutron's externalnetworks.is_default; a table of its own, so the networks table keeps its
+# columns), and each project's topology (Neutron's auto_allocated_topologies, one per project).
+default_external_table = sa.Table(
+    "openkeel_net_default_external",
+    metadata,
+    # The network's id.
+    sa.Column("id", sa.String(36), primary_key=True),
+    sa.Column("created_at", sa.DateTime, nullable=False),
+    sa.Column("updated_at", sa.DateTime, nullable=False),
+    sa.Column("revision_number", sa.Integer, nullable=False, default=0),
+)
+auto_topologies_table = sa.Table(
+    "openkeel_net_auto_topologies",
+    metadata,
+    # The project's id.
+    sa.Column("id", sa.String(255), primary_key=True),
+    sa.Column("network_id", sa.String(36), nullable=False),
+    sa.Column("router_id", sa.String(36)),
+    sa.Column("created_at", sa.DateTime, nullable=False),
+    sa.Column("updated_at", sa.DateTime, nullable=False),
+    sa.Column("revision_number", sa.Integer, nullable=False, default=0),
+)
+
 
 def install_tables(engine: sa.Engine) -> None:
     """Create the network tables that are missing."""

@@ -16,7 +16,13 @@ from openkeel.domain.errors import Unauthorized
 from openkeel.network.embedded.faults import NetworkFault, RequestEntityTooLarge
 from openkeel.network.embedded.service import Caller, NetworkService
 from openkeel.network_api.request import PREFIX, NetworkRequest, Reply
-from openkeel.network_api.resources import core, discovery, port_bindings, qos_rules
+from openkeel.network_api.resources import (
+    auto_allocate,
+    core,
+    discovery,
+    port_bindings,
+    qos_rules,
+)
 from openkeel.network_api.routing import RouteTable
 from openkeel.runtime.asgi import base_url
 from openkeel.runtime.asgi_apps import (
@@ -37,7 +43,7 @@ AUTH_REQUIRED = "The request you have made requires authentication."
 
 def build_routes() -> RouteTable:
     table = RouteTable()
-    for module in (discovery, core, port_bindings, qos_rules):
+    for module in (discovery, core, port_bindings, qos_rules, auto_allocate):
         module.register(table)
     return table
 

@@ -43,10 +43,11 @@ def network(row: Row, caller: Caller, service: NetworkService) -> dict[str, Any]
         "ipv4_address_scope": None,
         "ipv6_address_scope": None,
         "port_security_enabled": True,
-        "is_default": False,
         "l2_adjacency": True,
         "qos_policy_id": qos.policy_of(service, row["id"]),
     }
+    if row["external"]:  # Neutron shows is_default on external networks only
+        out["is_default"] = service.default_external() == row["id"]
     if caller.is_admin:
         out.update({"provider:network_type": row["network_type"],
                     "provider:physical_network": "public" if row["network_type"] == "flat" else None,

@@ -12,6 +12,7 @@ Neutron's defaults, counted per project on create.
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import random
 import uuid
@@ -155,31 +156,67 @@ class NetworkService:
             ("shared", "create_network:shared"),
             ("router:external", "create_network:router:external"),
             ("provider:network_type", "create_network:provider:network_type"),
+            ("is_default", "create_network:is_default"),
         ):
             if ref.get(attr) and not caller.is_admin:
                 raise PolicyNotAuthorized(f"rule:{rule}")  # fmt: skip
         project = self._project_of(caller, ref)
         self._check_quota("networks", project)
-        return self.store.insert("networks", {
-            "id": new_id(), "name": ref.get("name") or "", "project_id": project,
+        network_id = new_id()
+        if ref.get("is_default"):  # Neutron checks even for a network not external
+            self._check_default_external(network_id)
+        row = self.store.insert("networks", {
+            "id": network_id, "name": ref.get("name") or "", "project_id": project,
             "description": ref.get("description") or "",
             "admin_state_up": ref.get("admin_state_up", True), "shared": bool(ref.get("shared")),
             "external": bool(ref.get("router:external")), "mtu": ref.get("mtu") or 1500,
             "network_type": ref.get("provider:network_type") or "flat",
         })  # fmt: skip
+        if row["external"] and "is_default" in ref:
+            self._set_default_external(network_id, bool(ref["is_default"]))
+        return row
+
+    def default_external(self) -> str | None:
+        """The deployment's default external network (Neutron's ``is_default``), if any."""
+        found = self.store.list("default_external")
+        return str(found[0]["id"]) if found else None
+
+    def _check_default_external(self, network_id: str) -> None:
+        current = self.default_external()
+        if current is not None and current != network_id:
+            raise Conflict(f"A default external network already exists: {current}.",
+                           "DefaultExternalNetworkExists")  # fmt: skip
+
+    def _set_default_external(self, network_id: str, default: bool) -> None:
+        if not default:
+            self.store.delete("default_external", network_id)
+            return
+        self._check_default_external(network_id)
+        if self.store.get("default_external", network_id) is None:
+            # IntegrityError: another request made it the default at the same time
+            with contextlib.suppress(sa.exc.IntegrityError):
+                self.store.insert("default_external", {"id": network_id})
 
     def update_network(self, caller: Caller, ident: str, ref: Mapping[str, Any]) -> Row:
         row = self._find(caller, "networks", ident)
         if not self._owned(caller, row):
             raise PolicyNotAuthorized("rule:update_network")
-        for attr in ("shared", "router:external"):
+        for attr in ("shared", "router:external", "is_default"):
             if attr in ref and not caller.is_admin:
                 raise PolicyNotAuthorized(f"rule:update_network:{attr}")
         values = {k: ref[k] for k in ("name", "description", "admin_state_up", "shared", "mtu")
                   if k in ref}  # fmt: skip
         if "router:external" in ref:
             values["external"] = bool(ref["router:external"])
-        return self._updated("networks", ident, values)
+        external = values.get("external", row["external"])
+        if external and ref.get("is_default"):
+            self._check_default_external(ident)
+        updated = self._updated("networks", ident, values)
+        if not external:
+            self.store.delete("default_external", ident)
+        elif "is_default" in ref:
+            self._set_default_external(ident, bool(ref["is_default"]))
+        return updated
 
     def delete_network(self, caller: Caller, ident: str) -> None:
         row = self._find(caller, "networks", ident)
@@ -196,6 +233,7 @@ class NetworkService:
             self._delete_port_row(port)
         for subnet in self.store.list("subnets", network_id=ident):
             self.store.delete("subnets", subnet["id"])
+        self.store.delete("default_external", ident)
         self.store.delete("networks", ident)
 
     # -- subnets ----------------------------------------------------------------------------
@@ -841,10 +879,14 @@ class NetworkService:
         admin = Caller(project_id, True)
         publics = self.store.list("networks", name="public", external=True)
         if not publics:
-            public = self.create_network(admin, {"name": "public", "router:external": True})
+            public = self.create_network(
+                admin, {"name": "public", "router:external": True, "is_default": True}
+            )
             self.create_subnet(admin, {"network_id": public["id"], "name": "public-subnet",
                                        "cidr": "172.24.4.0/24"})  # fmt: skip
             publics = [public]
+        elif self.default_external() is None:
+            self._set_default_external(str(publics[0]["id"]), True)  # made before decision 0074
         if not self.store.list("routers", name="router1", project_id=project_id):
             router = self.create_router(admin, {
                 "name": "router1", "external_gateway_info": {"network_id": publics[0]["id"]}})  # fmt: skip

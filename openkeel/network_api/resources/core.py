@@ -58,7 +58,7 @@ KINDS = (
          "mtu": integer(68, 9216), "provider:network_type": string(32),
          "provider:physical_network": string(nullable=True),
          "provider:segmentation_id": integer(nullable=True), "port_security_enabled": boolean,
-         "availability_zone_hints": listing(), "qos_policy_id": uuid_value(nullable=True)},
+         "availability_zone_hints": listing(), "qos_policy_id": uuid_value(nullable=True), "is_default": boolean},
         (), lambda r, c, s: views.network(r, c, s),
         qos.creating(NetworkService.create_network), qos.updating(NetworkService.update_network),
         qos.deleting(NetworkService.delete_network),

@@ -12,6 +12,7 @@ from openkeel.network_api.routing import Endpoint, RouteTable
 # (alias, name, description) of what this subset serves.
 EXTENSIONS = (
     ("agent", "agent", ""),
+    ("auto-allocated-topology", "Auto Allocated Topology Services", "Auto Allocated Topology Services."),
     ("allowed-address-pairs", "Allowed Address Pairs", "Provides allowed address pairs"),
     ("binding", "Port Binding", "Expose port bindings of a virtual port to external application"),
     ("binding-extended", "Port Bindings Extended", "Expose port bindings of a virtual port to external application"),
