@@ -110,3 +110,23 @@ def osc_fails(cloud: RunningCloud, *args: str) -> str:
                           capture_output=True, text=True, timeout=120)  # fmt: skip
     assert done.returncode != 0, done.stdout
     return done.stderr
+
+
+def test_auto_allocated_topology_commands(cloud: RunningCloud) -> None:
+    """``openstack network auto allocated topology create / delete --project``: the
+    project's network, subnet and router on the default external network ``public``. (The
+    client sends ``--project`` as given, not looked up: it is the project's id here.)"""
+    project = osc(cloud, "project", "create", "--or-show", "e2e-auto")["id"]
+    topology = ("network", "auto", "allocated", "topology")
+    check = osc(cloud, *topology, "create", "--project", project, "--check-resources")
+    assert osc(cloud, "network", "list", "--project", project) == [], check
+    made = osc(cloud, *topology, "create", "--project", project)
+    assert made["project_id"] == project
+    network = osc(cloud, "network", "show", made["id"])
+    assert network["name"] == "auto_allocated_network"
+    [router] = osc(cloud, "router", "list", "--project", project)
+    assert router["Name"] == "auto_allocated_router"
+    assert osc(cloud, *topology, "create", "--project", project)["id"] == made["id"]
+    osc(cloud, *topology, "delete", "--project", project, "--no-output")
+    assert osc(cloud, "router", "list", "--project", project) == []
+    assert osc(cloud, "network", "list", "--project", project) == []

@@ -62,7 +62,7 @@ def get_topology(
         _default_external(service)
         return {"id": "dry-run=pass", "project_id": project}
     if fields:
-        raise BadRequest("Bad auto_allocate request: Unrecognized field.")
+        raise BadRequest("Bad auto_allocate request: Unrecognized field.", "BadRequest")
     held = service.store.get("auto_topologies", project)
     if held is None:
         held = _build(service, project, _default_external(service))

@@ -706,7 +706,8 @@ class NetworkService:
         assert network is not None
         port_id = new_id()
         fixed = self._claim_fixed_ips(network, port_id, info.get("external_fixed_ips") or None)
-        if not fixed:
+        if not fixed and self.store.list("subnets", network_id=network_id):
+            # (no subnet at all: Neutron makes the gateway port without addresses)
             raise Conflict(f"No more IP addresses available on network {network_id}.",
                            "IpAddressGenerationFailure")  # fmt: skip
         # Neutron's gateway port belongs to no project (only admins list it).
