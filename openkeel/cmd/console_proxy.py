@@ -118,10 +118,7 @@ class DrainingProxyServer(SignalledServer):
         self._signals = signals
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
-        for server in self.servers:
-            server.close()
-        for sock in sockets or []:
-            sock.close()
+        self.stop_accepting(sockets)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self._signals.work_left()
         if self.server_state.connections:

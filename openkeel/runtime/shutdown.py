@@ -16,6 +16,7 @@ import contextlib
 import logging
 import os
 import signal
+import socket
 import sys
 import threading
 import time
@@ -132,12 +133,28 @@ class SignalledServer(uvicorn.Server):
 
     def __init__(self, config: uvicorn.Config, signals: ShutdownSignals) -> None:
         super().__init__(config)
+        self._accepting = True
         signals.on_request(self.begin_stop)
 
     def begin_stop(self) -> None:
         """Stop accepting connections; requests in progress are answered (up to the
         config's ``timeout_graceful_shutdown``), idle keep-alive connections closed."""
         self.should_exit = True
+
+    def stop_accepting(self, sockets: list[socket.socket] | None = None) -> None:
+        """Close the listening sockets, then log it (once): a new connection is refused from
+        that line on. The signal only asks; uvicorn's loop notices within its tick."""
+        for server in self.servers:
+            server.close()
+        for sock in sockets or []:
+            sock.close()
+        if self._accepting:
+            self._accepting = False
+            LOG.info("No longer accepting connections")
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        self.stop_accepting(sockets)
+        await super().shutdown(sockets)
 
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:

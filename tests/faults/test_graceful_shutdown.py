@@ -237,6 +237,8 @@ def test_the_api_answers_the_request_in_flight_refuses_new_ones_and_exits_0(
         assert api_process.proc is not None
         api_process.proc.send_signal(signal.SIGTERM)
         api_process.wait_ready("received: stopping")
+        # the signal asks; the server's loop closes its socket within its tick, then says so
+        api_process.wait_ready("No longer accepting connections")
         with pytest.raises(httpx.ConnectError):
             httpx.get(f"{cloud.url}/v2.1/", timeout=5)
         assert not answers, "the request was answered before the port was closed"
@@ -318,6 +320,7 @@ def test_a_console_proxy_lets_open_sessions_end_then_closes_them_and_exits_0(
             signalled = time.monotonic()
             proxy.proc.send_signal(signal.SIGTERM)
             proxy.wait_ready("received: stopping")
+            proxy.wait_ready("No longer accepting connections")
             with pytest.raises(OSError):
                 socket.create_connection(("127.0.0.1", port), timeout=2).close()
             _echoed(ws, b"after\r")  # the open session goes on
