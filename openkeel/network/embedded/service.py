@@ -750,11 +750,7 @@ class NetworkService:
     def add_router_interface(self, caller: Caller, ident: str, ref: Mapping[str, Any]) -> Row:
         """The interface document Neutron answers (id, port_id, subnet_id(s), project)."""
         router = self._find(caller, "routers", ident)
-        subnet_id, port_id = ref.get("subnet_id"), ref.get("port_id")
-        if not subnet_id and not port_id:
-            raise BadRequest(
-                "Bad router request: Either subnet_id or port_id must be specified.", "BadRequest"
-            )
+        subnet_id, port_id = _interface_ref(ref)
         if subnet_id and port_id:
             raise BadRequest(
                 "Bad router request: Cannot specify both subnet-id and port-id.", "BadRequest"
@@ -801,11 +797,7 @@ class NetworkService:
 
     def remove_router_interface(self, caller: Caller, ident: str, ref: Mapping[str, Any]) -> Row:
         router = self._find(caller, "routers", ident)
-        subnet_id, port_id = ref.get("subnet_id"), ref.get("port_id")
-        if not subnet_id and not port_id:
-            raise BadRequest(
-                "Bad router request: Either subnet_id or port_id must be specified.", "BadRequest"
-            )
+        subnet_id, port_id = _interface_ref(ref)
         ports = self.router_interfaces(ident)
         if port_id:
             port = next((p for p in ports if p["id"] == port_id), None)
@@ -999,3 +991,14 @@ def _normalized_rule(ref: Mapping[str, Any]) -> dict[str, Any]:
         "port_range_max": None if high is None else int(high),
         "remote_ip_prefix": prefix or None, "remote_group_id": remote_group or None,
     }  # fmt: skip
+
+
+def _interface_ref(ref: Mapping[str, Any]) -> tuple[Any, Any]:
+    """An add/remove_router_interface body's ``subnet_id`` and ``port_id`` (Neutron's 400
+    when it names neither)."""
+    subnet_id, port_id = ref.get("subnet_id"), ref.get("port_id")
+    if not subnet_id and not port_id:
+        raise BadRequest(
+            "Bad router request: Either subnet_id or port_id must be specified.", "BadRequest"
+        )
+    return subnet_id, port_id
